@@ -1,0 +1,83 @@
+"""TorchScan: what a PyTorch model costs, truthfully.
+
+Public names are loaded lazily so ``import torchscan`` stays cheap: torch and its FLOP counter are
+imported only when an API that needs them is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from torchscan._version import __version__
+
+_EXPORTS = {
+    "crawl_module": "torchscan.analysis.api",
+    "summary": "torchscan.analysis.api",
+    "IncompleteAnalysisError": "torchscan.analysis.build",
+    "measure_flops": "torchscan.measure.flops",
+    "measure_peak_memory": "torchscan.process.memory",
+    "measure_peak_rss": "torchscan.process.rss",
+    "profile_workload": "torchscan.measure.profile",
+    "measure_latency": "torchscan.measure.latency",
+    "measure_workload": "torchscan.measure.workload",
+    "compare_reports": "torchscan.report.compare",
+    "compare_benchmarks": "torchscan.measure.compare",
+    "render_report": "torchscan.views.render",
+    "ModuleCall": "torchscan.extensions",
+    "ModuleHandler": "torchscan.extensions",
+    "ModuleEstimates": "torchscan.extensions",
+    "metric_result": "torchscan.report.schema",
+    "AnalysisReport": "torchscan.report.schema",
+    "LayerReport": "torchscan.report.schema",
+    "MetricResult": "torchscan.report.schema",
+    "Diagnostic": "torchscan.report.schema",
+    "FlopReport": "torchscan.report.schema",
+    "ReportDiff": "torchscan.report.schema",
+    "BenchmarkReport": "torchscan.report.schema",
+    "ProfileReport": "torchscan.report.schema",
+    "BenchmarkComparison": "torchscan.report.schema",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+if TYPE_CHECKING:
+    from torchscan.analysis.api import crawl_module, summary
+    from torchscan.analysis.build import IncompleteAnalysisError
+    from torchscan.extensions import ModuleCall, ModuleEstimates, ModuleHandler
+    from torchscan.measure.compare import compare_benchmarks
+    from torchscan.measure.flops import measure_flops
+    from torchscan.measure.latency import measure_latency
+    from torchscan.measure.profile import profile_workload
+    from torchscan.measure.workload import measure_workload
+    from torchscan.process.memory import measure_peak_memory
+    from torchscan.process.rss import measure_peak_rss
+    from torchscan.report.compare import compare_reports
+    from torchscan.report.schema import (
+        AnalysisReport,
+        BenchmarkComparison,
+        BenchmarkReport,
+        Diagnostic,
+        FlopReport,
+        LayerReport,
+        MetricResult,
+        ProfileReport,
+        ReportDiff,
+        metric_result,
+    )
+    from torchscan.views.render import render_report
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's home module on first access (PEP 562)."""
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'torchscan' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,130 @@
+"""Generated inputs and value-free metadata (analysis.md 3 and 5.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from torchscan.report.schema import ValueMeta
+
+_SCALAR_TYPES = (bool, int, float, complex, str)
+_KEY_TYPES = (str, int, bool)
+
+
+def qualified_name(cls: type) -> str:
+    """``module.QualName`` of a class; used instead of ``repr`` so no object state leaks."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def describe(value: Any) -> ValueMeta:
+    """Recursive metadata of ``value``: shapes, dtypes and types, never contents or ``repr``."""
+    if isinstance(value, torch.Tensor):
+        if value.is_nested:
+            return {
+                "kind": "nested_tensor",
+                "dtype": str(value.dtype),
+                "device": str(value.device),
+                "requires_grad": value.requires_grad,
+            }
+        return {
+            "kind": "tensor",
+            "shape": list(value.shape),
+            "dtype": str(value.dtype),
+            "device": str(value.device),
+            "requires_grad": value.requires_grad,
+        }
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, _SCALAR_TYPES):
+        return {"kind": "scalar", "type": type(value).__name__}
+    if isinstance(value, tuple | list):
+        return {"kind": "tuple" if isinstance(value, tuple) else "list", "items": [describe(v) for v in value]}
+    if isinstance(value, Mapping):
+        items = []
+        for key, item in value.items():
+            entry: dict[str, Any] = {"key_type": type(key).__name__}
+            if isinstance(key, _KEY_TYPES):
+                entry = {"key": key, **entry}
+            entry["value"] = describe(item)
+            items.append(entry)
+        return {"kind": "mapping", "type": type(value).__name__, "items": items}
+    return {"kind": "object", "type": qualified_name(type(value))}
+
+
+FAILED: ValueMeta = {"kind": "failed"}
+
+
+def validate_shape(shape: object) -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of non-negative ints, or raise ``ValueError`` naming it."""
+    if not isinstance(shape, tuple | list) or any(
+        isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape
+    ):
+        raise ValueError(f"input shape must be a tuple/list of non-negative ints, got {shape!r}")
+    return tuple(shape)
+
+
+def normalize_shapes(input_shape: object) -> list[tuple[int, ...]]:
+    """A single shape means one input; a list/tuple of shapes means several, in order."""
+    if isinstance(input_shape, tuple | list) and input_shape and all(
+        isinstance(s, tuple | list) for s in input_shape
+    ):
+        return [validate_shape(s) for s in input_shape]
+    return [validate_shape(input_shape)]
+
+
+def normalize_dtypes(dtype: object, count: int) -> list[torch.dtype] | None:
+    """One dtype for every input, or one per shape; ``None`` means "infer from the model"."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, torch.dtype):
+        return [dtype] * count
+    if isinstance(dtype, str | bytes) or not isinstance(dtype, Sequence | Mapping) and not hasattr(dtype, "__iter__"):
+        raise TypeError(f"dtype must be a torch.dtype or an iterable of them, got {type(dtype).__name__}")
+    dtypes = list(dtype)
+    if not all(isinstance(d, torch.dtype) for d in dtypes):
+        raise TypeError("dtype must be a torch.dtype or an iterable of torch.dtype")
+    if len(dtypes) != count:
+        raise ValueError(f"got {len(dtypes)} dtypes for {count} input shapes")
+    return dtypes
+
+
+def default_placement(module: torch.nn.Module) -> tuple[torch.dtype, torch.device]:
+    """The first parameter's dtype/device, else the first buffer's, else float32 on CPU."""
+    for tensor in module.parameters():
+        return tensor.dtype, tensor.device
+    for tensor in module.buffers():
+        return tensor.dtype, tensor.device
+    return torch.float32, torch.device("cpu")
+
+
+def generate_inputs(
+    shapes: list[tuple[int, ...]],
+    dtypes: list[torch.dtype],
+    device: torch.device,
+) -> tuple[torch.Tensor, ...]:
+    """Deterministic inputs with a batch dimension of 1, drawn from a private seeded generator.
+
+    The caller's global RNG state is never consumed: uniform [0, 1) floats (and complex parts) come
+    from a ``torch.Generator`` seeded with 0; integers are zeros and booleans are ``True``.
+    """
+    generator = torch.Generator(device="cpu")
+    generator.manual_seed(0)
+    tensors = []
+    for shape, dtype in zip(shapes, dtypes, strict=True):
+        full = (1, *shape)
+        if device.type == "meta":
+            tensors.append(torch.empty(full, dtype=dtype, device=device))
+        elif dtype.is_complex:
+            real_dtype = torch.empty((), dtype=dtype).real.dtype
+            real = torch.rand(full, generator=generator, dtype=real_dtype)
+            imag = torch.rand(full, generator=generator, dtype=real_dtype)
+            tensors.append(torch.complex(real, imag).to(device))
+        elif dtype.is_floating_point:
+            tensors.append(torch.rand(full, generator=generator, dtype=torch.float32).to(dtype=dtype, device=device))
+        elif dtype == torch.bool:
+            tensors.append(torch.ones(full, dtype=dtype, device=device))
+        else:
+            tensors.append(torch.zeros(full, dtype=dtype, device=device))
+    return tuple(tensors)

@@ -1,0 +1,1 @@
+"""formulas package."""

@@ -1,0 +1,78 @@
+"""One registry per metric, keyed by module type and resolved through the MRO.
+
+Formulas are small pure functions. A formula returns a number (or ``None`` for "not applicable"
+receptive fields) and raises :class:`UnsupportedConfiguration` (a ``NotImplementedError``) with the
+spec's wording when the module's configuration is outside what it describes. Formulas never warn,
+print, or build reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from torch import nn
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UnsupportedConfiguration(NotImplementedError):
+    """A recognised module type in a configuration its formula does not cover."""
+
+
+class FormulaRegistry(Generic[F]):
+    """Maps module classes to formulas of one metric; lookups walk ``type(module).__mro__``."""
+
+    def __init__(self, metric: str) -> None:
+        self.metric = metric
+        self._table: dict[type[nn.Module], F] = {}
+        self._cache: dict[type, F | None] = {}
+
+    def register(self, *module_types: type[nn.Module]) -> Callable[[F], F]:
+        """Decorator registering one formula for each of ``module_types``.
+
+        Raises ``TypeError`` for a key that is not an ``nn.Module`` subclass and ``ValueError`` for
+        a type registered twice in this metric's table.
+        """
+        for module_type in module_types:
+            if not (isinstance(module_type, type) and issubclass(module_type, nn.Module)):
+                raise TypeError(f"{self.metric} formulas register nn.Module subclasses, got {module_type!r}")
+            if module_type in self._table:
+                raise ValueError(f"{module_type.__name__} already has a {self.metric} formula")
+
+        def decorate(formula: F) -> F:
+            for module_type in module_types:
+                self._table[module_type] = formula
+            self._cache.clear()
+            return formula
+
+        return decorate
+
+    def lookup(self, module_type: type) -> F | None:
+        """Return the formula of the closest registered class in the MRO, or ``None``."""
+        try:
+            return self._cache[module_type]
+        except KeyError:
+            found = next((self._table[k] for k in module_type.__mro__ if k in self._table), None)
+            self._cache[module_type] = found
+            return found
+
+    def __contains__(self, module_type: type) -> bool:
+        return self.lookup(module_type) is not None
+
+
+# The four module-formula tables (formulas.md Part A). Signatures:
+#   flops(module, inputs: tuple, output) -> int          (whole ordered inputs and output)
+#   macs / dmas(module, inp: Tensor, out: Tensor) -> int (first input / output tensor)
+#   receptive_field(module, inp, out) -> (rf, stride, padding) | None (None: not applicable)
+flops: FormulaRegistry[Callable[..., int]] = FormulaRegistry("module_flops")
+macs: FormulaRegistry[Callable[..., int]] = FormulaRegistry("macs")
+dmas: FormulaRegistry[Callable[..., int]] = FormulaRegistry("dmas")
+receptive_field: FormulaRegistry[Callable[..., tuple[float, float, float] | None]] = FormulaRegistry(
+    "receptive_field"
+)
+
+
+def has_native_forward(module: nn.Module, native_type: type[nn.Module]) -> bool:
+    """True when ``module`` runs ``native_type.forward`` unchanged (no override, no instance patch)."""
+    return "forward" not in module.__dict__ and type(module).forward is native_type.forward

@@ -1,0 +1,48 @@
+"""Diagnostic constructor and deduplication (analysis.md 5.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from torchscan.report.schema import Diagnostic, Severity
+
+
+def diagnostic(
+    code: str,
+    message: str,
+    *,
+    metric: str,
+    severity: Severity = "warning",
+    path: str | None = None,
+    operator: str | None = None,
+) -> Diagnostic:
+    """Build one :class:`Diagnostic`; ``path``/``operator`` keys appear only when given."""
+    entry: Diagnostic = {"code": code, "severity": severity, "metric": metric, "message": message}
+    if path is not None:
+        entry["path"] = path
+    if operator is not None:
+        entry["operator"] = operator
+    return entry
+
+
+def deduplicate(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Keep one entry per ``(code, metric, path, operator)``, in first-occurrence order.
+
+    Repeated entries are folded into the first one, whose message then states how many times the
+    situation occurred, so nothing is hidden by the folding.
+    """
+    first: dict[tuple[str, str, str | None, str | None], Diagnostic] = {}
+    counts: dict[tuple[str, str, str | None, str | None], int] = {}
+    for entry in diagnostics:
+        key = (entry["code"], entry["metric"], entry.get("path"), entry.get("operator"))
+        if key in first:
+            counts[key] += 1
+        else:
+            first[key] = entry
+            counts[key] = 1
+    result: list[Diagnostic] = []
+    for key, entry in first.items():
+        if counts[key] > 1:
+            entry = {**entry, "message": f"{entry['message']} (occurred {counts[key]} times)"}
+        result.append(entry)
+    return result
