@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -40,7 +40,10 @@ def describe(value: Any) -> ValueMeta:
     if isinstance(value, _SCALAR_TYPES):
         return {"kind": "scalar", "type": type(value).__name__}
     if isinstance(value, tuple | list):
-        return {"kind": "tuple" if isinstance(value, tuple) else "list", "items": [describe(v) for v in value]}
+        return {
+            "kind": "tuple" if isinstance(value, tuple) else "list",
+            "items": [describe(v) for v in value],
+        }
     if isinstance(value, Mapping):
         items = []
         for key, item in value.items():
@@ -67,8 +70,10 @@ def validate_shape(shape: object) -> tuple[int, ...]:
 
 def normalize_shapes(input_shape: object) -> list[tuple[int, ...]]:
     """A single shape means one input; a list/tuple of shapes means several, in order."""
-    if isinstance(input_shape, tuple | list) and input_shape and all(
-        isinstance(s, tuple | list) for s in input_shape
+    if (
+        isinstance(input_shape, tuple | list)
+        and input_shape
+        and all(isinstance(s, tuple | list) for s in input_shape)
     ):
         return [validate_shape(s) for s in input_shape]
     return [validate_shape(input_shape)]
@@ -80,7 +85,7 @@ def normalize_dtypes(dtype: object, count: int) -> list[torch.dtype] | None:
         return None
     if isinstance(dtype, torch.dtype):
         return [dtype] * count
-    if isinstance(dtype, str | bytes) or not isinstance(dtype, Sequence | Mapping) and not hasattr(dtype, "__iter__"):
+    if isinstance(dtype, str | bytes) or not hasattr(dtype, "__iter__"):
         raise TypeError(f"dtype must be a torch.dtype or an iterable of them, got {type(dtype).__name__}")
     dtypes = list(dtype)
     if not all(isinstance(d, torch.dtype) for d in dtypes):
@@ -92,10 +97,10 @@ def normalize_dtypes(dtype: object, count: int) -> list[torch.dtype] | None:
 
 def default_placement(module: torch.nn.Module) -> tuple[torch.dtype, torch.device]:
     """The first parameter's dtype/device, else the first buffer's, else float32 on CPU."""
-    for tensor in module.parameters():
-        return tensor.dtype, tensor.device
-    for tensor in module.buffers():
-        return tensor.dtype, tensor.device
+    for parameter in module.parameters():
+        return parameter.dtype, parameter.device
+    for buffer in module.buffers():
+        return buffer.dtype, buffer.device
     return torch.float32, torch.device("cpu")
 
 
@@ -122,7 +127,9 @@ def generate_inputs(
             imag = torch.rand(full, generator=generator, dtype=real_dtype)
             tensors.append(torch.complex(real, imag).to(device))
         elif dtype.is_floating_point:
-            tensors.append(torch.rand(full, generator=generator, dtype=torch.float32).to(dtype=dtype, device=device))
+            tensors.append(
+                torch.rand(full, generator=generator, dtype=torch.float32).to(dtype=dtype, device=device)
+            )
         elif dtype == torch.bool:
             tensors.append(torch.ones(full, dtype=dtype, device=device))
         else:

@@ -1,0 +1,242 @@
+"""``crawl_module`` and ``summary``: argument checks and wiring only (analysis.md 1–4, 7, 8)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from torchscan.analysis import inputs as inputs_mod
+from torchscan.analysis.build import build_report, enforce_strict
+from torchscan.analysis.dispatch import OperatorObserver, not_requested_report, validate_custom_mapping
+from torchscan.analysis.estimate import estimate_call, record_failure
+from torchscan.analysis.hooks import CallRecorder
+from torchscan.report.schema import AnalysisReport, InputsMeta
+
+Mode = Literal["full", "structure"]
+
+
+def _validate_call_inputs(
+    input_shape: object, dtype: object, args: object, kwargs: object, device: object
+) -> tuple[list[tuple[int, ...]] | None, tuple[Any, ...], dict[str, Any]]:
+    provided = args is not None or kwargs is not None
+    if (input_shape is None) == (not provided) or (input_shape is not None and provided):
+        raise ValueError("exactly one of input_shape or args/kwargs must be given")
+    if provided:
+        if dtype is not None or device is not None:
+            raise ValueError(
+                "dtype and device configure generated inputs only; do not pass them with args/kwargs"
+            )
+        if args is None:
+            args = ()
+        if isinstance(args, list):
+            args = tuple(args)
+        if not isinstance(args, tuple):
+            raise TypeError(f"args must be a tuple (or list), got {type(args).__name__}")
+        if kwargs is None:
+            kwargs = {}
+        if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
+            raise TypeError("kwargs must be a mapping with str keys")
+        return None, args, dict(kwargs)
+    shapes = inputs_mod.normalize_shapes(input_shape)
+    return shapes, (), {}
+
+
+def _prepare(
+    module: object,
+    input_shape: object,
+    dtype: object,
+    args: object,
+    kwargs: object,
+    device: object,
+    mode: object,
+    custom_modules: object,
+    custom_mapping: object,
+) -> tuple[list[tuple[int, ...]] | None, tuple[Any, ...], dict[str, Any], dict[Any, Callable[..., int]]]:
+    """Every check of analysis.md 2, before the model is touched."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+    shapes, call_args, call_kwargs = _validate_call_inputs(input_shape, dtype, args, kwargs, device)
+    if shapes is not None:
+        inputs_mod.normalize_dtypes(dtype, len(shapes))
+        if device is not None and not isinstance(device, str | torch.device):
+            raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
+        if device is not None:
+            torch.device(device)  # raises for malformed device strings
+    if mode not in ("full", "structure"):
+        raise ValueError(f"mode must be 'full' or 'structure', got {mode!r}")
+    if custom_modules is not None and not (isinstance(custom_modules, Mapping) and not custom_modules):
+        raise NotImplementedError(
+            "custom_modules (custom module handlers) is delivered by the extensions feature and is not "
+            "available in this build yet"
+        )
+    mapping = validate_custom_mapping(custom_mapping)
+    return shapes, call_args, call_kwargs, mapping
+
+
+def crawl_module(
+    module: nn.Module,
+    input_shape: Any = None,
+    dtype: Any = None,
+    *,
+    args: Any = None,
+    kwargs: Any = None,
+    device: Any = None,
+    strict: bool = False,
+    mode: Mode = "full",
+    custom_modules: Mapping[type[nn.Module], Any] | None = None,
+    custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
+) -> AnalysisReport:
+    """Analyse one forward call of ``module`` and return a versioned, JSON-ready report.
+
+    The forward runs once, in evaluation mode under ``torch.no_grad()``, with module hooks and (in
+    full mode) operator dispatch observed. Every hook is removed and every training flag restored
+    afterwards, also when the forward raises (the same exception object propagates).
+
+    Module-formula totals (``module_flops``, ``macs``, ``dmas``) and operator FLOPs are separate
+    methods: never add or average them. A ``partial`` total's ``known_value`` is a lower bound only.
+    """
+    shapes, call_args, call_kwargs, mapping = _prepare(
+        module, input_shape, dtype, args, kwargs, device, mode, custom_modules, custom_mapping
+    )
+    if shapes is not None:
+        default_dtype, default_device = inputs_mod.default_placement(module)
+        dtypes = inputs_mod.normalize_dtypes(dtype, len(shapes)) or [default_dtype] * len(shapes)
+        target = torch.device(device) if device is not None else default_device
+        call_args = inputs_mod.generate_inputs(shapes, dtypes, target)
+        source: Literal["generated", "provided"] = "generated"
+    else:
+        source = "provided"
+    inputs: InputsMeta = {
+        "source": source,
+        "args": [inputs_mod.describe(a) for a in call_args],
+        "kwargs": {k: inputs_mod.describe(v) for k, v in call_kwargs.items()},
+    }
+    full = mode == "full"
+    report = _observe(module, call_args, call_kwargs, inputs, full, mapping)
+    if strict:
+        enforce_strict(report)
+    return report
+
+
+def _observe(
+    module: nn.Module,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    inputs: InputsMeta,
+    full: bool,
+    mapping: dict[Any, Callable[..., int]],
+) -> AnalysisReport:
+    """Run the single observed forward call and build the report from its records."""
+    training = {m: m.training for m in module.modules()}
+    training_before = module.training
+    gc_was_enabled = gc.isenabled()
+    # Millions of small record dicts would trigger the cyclic collector repeatedly; records form
+    # no cycles, so collection is paused for the analysis and restored afterwards.
+    gc.disable()
+    recorder: CallRecorder | None = None
+    try:
+        recorder = CallRecorder(
+            module,
+            estimator=estimate_call if full else None,
+            on_failure=record_failure,
+        )
+        module.eval()
+        with torch.no_grad():
+            if full:
+                observer = OperatorObserver(mapping)
+                observer.sink = recorder
+                recorder.observer = observer
+                with observer:
+                    module(*args, **kwargs)
+                operator_report = observer.report()
+            else:
+                module(*args, **kwargs)
+                operator_report = not_requested_report()
+    finally:
+        if recorder is not None:
+            recorder.remove()
+        for submodule, flag in training.items():
+            submodule.training = flag
+        if gc_was_enabled:
+            gc.enable()
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+    return build_report(
+        module,
+        recorder,
+        inputs,
+        tensors,
+        mode="full" if full else "structure",
+        training_before=training_before,
+        operator_report=operator_report,
+    )
+
+
+def summary(
+    module: nn.Module,
+    input_shape: Any = None,
+    wrap_mode: str = "mid",
+    max_depth: int | None = None,
+    receptive_field: bool = False,
+    effective_rf_stats: bool = False,
+    *,
+    dtype: Any = None,
+    args: Any = None,
+    kwargs: Any = None,
+    device: Any = None,
+    strict: bool = False,
+    mode: Mode = "full",
+    custom_modules: Mapping[type[nn.Module], Any] | None = None,
+    custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
+) -> AnalysisReport:
+    """Run :func:`crawl_module`, print the summary table to stdout and return the same report.
+
+    With ``strict=True`` the table is printed before :class:`IncompleteAnalysisError` is raised, so
+    the evidence is visible either way.
+    """
+    if wrap_mode not in ("mid", "no"):
+        raise ValueError(f"wrap_mode must be 'mid' or 'no', got {wrap_mode!r}")
+    if max_depth is not None and (
+        isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0
+    ):
+        raise ValueError(f"max_depth must be None or a non-negative int, got {max_depth!r}")
+    from torchscan.analysis.build import IncompleteAnalysisError
+    from torchscan.views.table import format_table
+
+    try:
+        report = crawl_module(
+            module,
+            input_shape,
+            dtype,
+            args=args,
+            kwargs=kwargs,
+            device=device,
+            strict=strict,
+            mode=mode,
+            custom_modules=custom_modules,
+            custom_mapping=custom_mapping,
+        )
+    except IncompleteAnalysisError as error:
+        print(
+            format_table(
+                error.report,
+                wrap_mode=wrap_mode,
+                max_depth=max_depth,
+                receptive_field=receptive_field,
+                effective_rf_stats=effective_rf_stats,
+            )
+        )
+        raise
+    print(
+        format_table(
+            report,
+            wrap_mode=wrap_mode,
+            max_depth=max_depth,
+            receptive_field=receptive_field,
+            effective_rf_stats=effective_rf_stats,
+        )
+    )
+    return report

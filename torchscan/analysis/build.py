@@ -1,0 +1,252 @@
+"""Records -> :class:`AnalysisReport`: layers, totals, functional-work rule and strict mode."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from torch import nn
+
+from torchscan._version import __version__
+from torchscan.analysis.estimate import CALLS_METRIC, field_result
+from torchscan.analysis.hooks import CallRecord, CallRecorder
+from torchscan.analysis.inputs import qualified_name
+from torchscan.report.diagnostics import deduplicate, diagnostic
+from torchscan.report.schema import (
+    COMPUTE_FIELDS,
+    FIELD_UNITS,
+    MODULE_FORMULA_METHOD,
+    NOT_REQUESTED,
+    OPERATOR_METHOD,
+    SCHEMA_VERSION,
+    AnalysisReport,
+    Diagnostic,
+    FlopReport,
+    InputsMeta,
+    LayerReport,
+    MetricResult,
+    metric_result,
+)
+
+
+class IncompleteAnalysisError(RuntimeError):
+    """Raised by ``strict=True`` when a requested metric is incomplete; ``.report`` holds the report."""
+
+    def __init__(self, report: AnalysisReport, metrics: list[str]) -> None:
+        super().__init__("Incomplete analysis: " + ", ".join(metrics))
+        self.report = report
+        self.metrics = metrics
+
+
+def _operator_result(status_complete: bool, known: int) -> MetricResult:
+    return metric_result(
+        "complete" if status_complete else "partial",
+        known,
+        unit="FLOPs",
+        scope="module_call",
+        method=OPERATOR_METHOD,
+    )
+
+
+def apply_functional_work_rule(records: list[CallRecord]) -> None:
+    """analysis.md 6.3: a composite call that ran unestimated operators in its own frame."""
+    for record in records:
+        if not record.functional or record.covers_own_frame or record.failed:
+            continue
+        for name in COMPUTE_FIELDS:
+            if name not in record.metrics and not (record.metric_owners and name in record.metric_owners):
+                record.metrics[name] = field_result(name, "unavailable")
+        listing = ", ".join(f"{op} ({calls} call(s))" for op, calls in sorted(record.functional.items()))
+        record.diagnostics.append(
+            diagnostic(
+                "unestimated_functional_work",
+                f"{record.type_name} ran operators directly in its own forward that no module formula "
+                f"estimates: {listing}.",
+                metric="module_flops",
+                path=record.path,
+            )
+        )
+
+
+def _layer(record: CallRecord, root_name: str) -> LayerReport:
+    layer: LayerReport = {
+        "path": record.path,
+        "call_index": record.call_index,
+        "name": record.path.rpartition(".")[2] if record.path else root_name,
+        "depth": record.depth,
+        "type": record.type_name,
+        "input": record.input,
+        "output": record.output,
+        "parameters": record.parameters,
+        "buffers": record.buffers,
+        "metrics": {"calls": CALLS_METRIC, **record.metrics},
+    }
+    if record.metric_ownership:
+        layer["metric_ownership"] = record.metric_ownership  # type: ignore[typeddict-item]
+    if record.metric_owners:
+        layer["metric_owners"] = record.metric_owners  # type: ignore[typeddict-item]
+    if record.token_dependencies is not None:
+        layer["token_dependencies"] = record.token_dependencies
+    return layer
+
+
+def attach_operator_flops(records: list[CallRecord], layers: list[LayerReport]) -> None:
+    """analysis.md 6.4: self and inclusive operator FLOPs per call, keyed by call identity."""
+    inclusive = [r.op_self for r in records]
+    complete = [r.op_self_complete for r in records]
+    for index in range(len(records) - 1, -1, -1):
+        parent = records[index].parent
+        if parent >= 0:
+            inclusive[parent] += inclusive[index]
+            complete[parent] = complete[parent] and complete[index]
+    for index, (record, layer) in enumerate(zip(records, layers, strict=True)):
+        layer["metrics"]["operator_flops_self"] = _operator_result(record.op_self_complete, record.op_self)
+        layer["metrics"]["operator_flops"] = _operator_result(complete[index], inclusive[index])
+
+
+def compute_total(name: str, layers: Iterable[LayerReport]) -> MetricResult:
+    """Sum one compute metric over every row that has it (formulas.md A.3, extensions 5.5)."""
+    known: int | float = 0
+    seen = False
+    complete = True
+    methods: set[str] = set()
+    for layer in layers:
+        result = layer["metrics"].get(name)
+        if result is None:
+            continue
+        seen = True
+        methods.add(result["method"])
+        if result["status"] != "complete":
+            complete = False
+        if result["known_value"] is not None:
+            known += result["known_value"]
+    unit = FIELD_UNITS[name]
+    estimate_methods = methods - {MODULE_FORMULA_METHOD, "forward_failed", "not_applicable"}
+    method = (
+        f"sum_module_estimates[{', '.join(sorted(methods))}]" if estimate_methods else MODULE_FORMULA_METHOD
+    )
+    if not seen:
+        return metric_result("unavailable", unit=unit, scope="forward", method=method)
+    if complete:
+        return metric_result("complete", known, unit=unit, scope="forward", method=method)
+    return metric_result("partial", known, unit=unit, scope="forward", method=method)
+
+
+def storage_totals(module: nn.Module) -> dict[str, MetricResult]:
+    """Every unique parameter/buffer registered anywhere in the model, each counted once."""
+    trainable = frozen = p_bytes = b_elements = b_bytes = 0
+    for param in module.parameters():
+        count = param.numel()
+        p_bytes += count * param.element_size()
+        if param.requires_grad:
+            trainable += count
+        else:
+            frozen += count
+    for buffer in module.buffers():
+        count = buffer.numel()
+        b_elements += count
+        b_bytes += count * buffer.element_size()
+
+    def model(value: int, unit: str) -> MetricResult:
+        return metric_result("complete", value, unit=unit, scope="model", method="pytorch")
+
+    return {
+        "parameters": model(trainable + frozen, "elements"),
+        "trainable_parameters": model(trainable, "elements"),
+        "frozen_parameters": model(frozen, "elements"),
+        "parameter_bytes": model(p_bytes, "bytes"),
+        "buffer_elements": model(b_elements, "elements"),
+        "buffer_bytes": model(b_bytes, "bytes"),
+    }
+
+
+def _not_requested(unit: str, scope: str) -> MetricResult:
+    return metric_result("unavailable", unit=unit, scope=scope, method=NOT_REQUESTED)
+
+
+def build_report(
+    module: nn.Module,
+    recorder: CallRecorder,
+    inputs: InputsMeta,
+    input_tensors: Iterable[Any],
+    *,
+    mode: str,
+    training_before: bool,
+    operator_report: FlopReport,
+) -> AnalysisReport:
+    """Assemble the versioned report from the recorder's plain records."""
+    records = recorder.records
+    full = mode == "full"
+    if full:
+        apply_functional_work_rule(records)
+    root_name = type(module).__name__.lower()
+    layers = [_layer(record, root_name) for record in records]
+    totals = storage_totals(module)
+    if full:
+        attach_operator_flops(records, layers)
+        for name in COMPUTE_FIELDS:
+            totals[name] = compute_total(name, layers)
+        totals["operator_flops"] = operator_report["total"]
+    else:
+        for name in COMPUTE_FIELDS:
+            totals[name] = _not_requested(FIELD_UNITS[name], "forward")
+        totals["operator_flops"] = _not_requested("FLOPs", "workload")
+
+    diagnostics: list[Diagnostic] = []
+    for record in records:
+        diagnostics.extend(record.diagnostics)
+    if full and (recorder.outside_functional or not recorder.outside_complete):
+        diagnostics.append(
+            diagnostic(
+                "unattributed_operator",
+                "Operators ran outside any module call: "
+                + ", ".join(f"{op} ({n} call(s))" for op, n in sorted(recorder.outside_functional.items())),
+                metric="operator_flops",
+            )
+        )
+    diagnostics = deduplicate(diagnostics) + list(operator_report["diagnostics"])
+
+    devices: set[str] = set()
+    dtypes: set[str] = set()
+    for tensor in (*module.parameters(), *module.buffers(), *input_tensors):
+        devices.add(str(tensor.device))
+        dtypes.add(str(tensor.dtype))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "context": {
+            "torchscan_version": __version__,
+            "torch_version": str(torch.__version__),
+            "python_version": platform.python_version(),
+            "model_type": qualified_name(type(module)),
+            "execution_mode": "evaluation_no_grad",
+            "training_before": training_before,
+            "devices": sorted(devices),
+            "dtypes": sorted(dtypes),
+            "analysis_mode": "full" if full else "structure",
+        },
+        "inputs": inputs,
+        "layers": layers,
+        "totals": totals,
+        "operator_flops": operator_report,
+        "diagnostics": diagnostics,
+    }
+
+
+def incomplete_metrics(report: AnalysisReport) -> list[str]:
+    """Requested totals that are not complete, plus metrics named by diagnostics (analysis.md 7)."""
+    names = {
+        name
+        for name, result in report["totals"].items()
+        if result["method"] != NOT_REQUESTED and result["status"] != "complete"
+    }
+    names.update(entry["metric"] for entry in report["diagnostics"])
+    return sorted(names)
+
+
+def enforce_strict(report: AnalysisReport) -> None:
+    """Raise :class:`IncompleteAnalysisError` when any requested metric is incomplete."""
+    missing = incomplete_metrics(report)
+    if missing:
+        raise IncompleteAnalysisError(report, missing)

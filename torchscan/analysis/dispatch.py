@@ -1,0 +1,319 @@
+"""Operator observation: one ``TorchDispatchMode`` that counts, ignores or reports every operator.
+
+The observer is shared by ``measure_flops`` and ``crawl_module``. For each dispatched operator it
+resolves exactly one formula (caller ``custom_mapping`` > PyTorch's native ``FlopCounterMode``
+formula > TorchScan's supplemental ``torchscan_flops_v1`` formula, formulas.md B.2), or an
+"ignored" reason, and attributes the result to the innermost active module call through an optional
+attribution sink. Nothing global is modified: PyTorch's registry is read, never written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from torchscan.formulas import operators
+from torchscan.report.diagnostics import diagnostic
+from torchscan.report.schema import (
+    COUNTING_CONVENTION,
+    OPERATOR_METHOD,
+    SCHEMA_VERSION,
+    Diagnostic,
+    FlopReport,
+    metric_result,
+)
+
+LAYOUT_REASON = (
+    "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
+)
+COMPLEX_REASON = "Native shape formula does not account for real operations inside complex arithmetic."
+ATTENTION_REASON = (
+    "Native fused attention formula counts matrix products only; scaling, softmax, masks, "
+    "and dropout work are not covered."
+)
+
+# Resolution kinds of one operator packet.
+CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED = range(5)
+
+
+def native_registry() -> Mapping[Any, Callable[..., int]]:
+    """PyTorch's own registered FLOP formulas, keyed by operator packet (read-only use)."""
+    from torch.utils import flop_counter
+
+    registry = getattr(flop_counter, "flop_registry", None)
+    if not isinstance(registry, Mapping):
+        raise NotImplementedError(
+            f"torch {torch.__version__}: torch.utils.flop_counter does not expose its formula mapping"
+        )
+    return registry
+
+
+def validate_custom_mapping(custom_mapping: object) -> dict[Any, Callable[..., int]]:
+    """Snapshot and check a caller mapping: keys must be operator packets, values callables.
+
+    Raises ``TypeError`` (message mentions ``operator packets``) for overloads or non-operators.
+    The caller's mapping is copied, never mutated.
+    """
+    if custom_mapping is None:
+        return {}
+    if not isinstance(custom_mapping, Mapping):
+        raise TypeError(f"custom_mapping must be a mapping, got {type(custom_mapping).__name__}")
+    snapshot: dict[Any, Callable[..., int]] = {}
+    for key, formula in custom_mapping.items():
+        if not isinstance(key, torch._ops.OpOverloadPacket):
+            kind = "an operator overload" if isinstance(key, torch._ops.OpOverload) else type(key).__name__
+            raise TypeError(
+                f"custom_mapping keys must be operator packets such as torch.ops.aten.sin, got {kind} ({key})"
+            )
+        if not callable(formula):
+            raise TypeError(f"custom_mapping formula for {key} must be callable")
+        snapshot[key] = formula
+    return snapshot
+
+
+def _wrap_caller_formula(formula: Callable[..., int]) -> Callable[..., int]:
+    """Apply the installed counter's calling convention (shapes unless ``_get_raw``)."""
+    if getattr(formula, "_get_raw", False):
+        return formula
+    from torch.utils.flop_counter import shape_wrapper
+
+    return shape_wrapper(formula)
+
+
+class AttributionSink(Protocol):
+    """Receives each counted operator for per-call attribution (the hook recorder implements it)."""
+
+    def on_operator(self, name: str, flops: int, complete: bool, ignored: bool) -> None: ...
+
+
+@dataclass(slots=True)
+class _Entry:
+    name: str
+    kind: int
+    formula: Callable[..., int] | None
+    reason: str | None = None
+
+
+def _layout_unsupported(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            if value.layout != torch.strided or value.is_nested:
+                return True
+        elif isinstance(value, list | tuple):
+            for item in value:
+                if isinstance(item, torch.Tensor) and (item.layout != torch.strided or item.is_nested):
+                    return True
+    return False
+
+
+def _has_complex(args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> bool:
+    for value in (*args, *kwargs.values(), out):
+        if isinstance(value, torch.Tensor):
+            if value.is_complex():
+                return True
+        elif isinstance(value, list | tuple):
+            if any(isinstance(v, torch.Tensor) and v.is_complex() for v in value):
+                return True
+        elif isinstance(value, complex):
+            return True
+    return False
+
+
+class OperatorObserver(TorchDispatchMode):
+    """Counts operator FLOPs of everything dispatched while active.
+
+    ``suspended`` lets hooks run formulas and callbacks without their own tensor work being
+    observed. ``sink`` (optional) attributes each operator to the innermost module call.
+    """
+
+    def __init__(self, custom_mapping: Mapping[Any, Callable[..., int]] | None = None) -> None:
+        super().__init__()
+        self._native = native_registry()
+        self._custom = {packet: _wrap_caller_formula(f) for packet, f in (custom_mapping or {}).items()}
+        self._entries: dict[Any, _Entry] = {}
+        self.suspended = False
+        self.sink: AttributionSink | None = None
+        self.module_labels: Any = None  # torch.utils.module_tracker.ModuleTracker when by_module is wanted
+        self.by_operator: dict[str, int] = {}
+        self.by_module: dict[str, int] = {}
+        self.ignored: dict[str, int] = {}
+        self.uncounted: dict[str, int] = {}
+        self.unsupported: dict[str, str] = {}
+        self.incomplete: dict[str, str] = {}
+
+    def _resolve(self, func: Any) -> _Entry:
+        packet = func.overloadpacket
+        name = str(packet)
+        if packet in self._custom:
+            entry = _Entry(name, CUSTOM, self._custom[packet])
+        elif packet in self._native:
+            entry = _Entry(name, NATIVE, self._native[packet])
+        elif (formula := operators.supplemental_formula(name)) is not None:
+            entry = _Entry(name, SUPPLEMENTAL, formula)
+        elif name in operators.IGNORED_OPERATORS:
+            entry = _Entry(name, IGNORED, None, operators.IGNORED_OPERATORS[name])
+        else:
+            entry = _Entry(name, UNCOUNTED, None)
+        self._entries[func] = entry
+        return entry
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if self.suspended:
+            return out
+        entry = self._entries.get(func) or self._resolve(func)
+        flops, complete = self._count(entry, args, kwargs, out)
+        if self.sink is not None:
+            self.sink.on_operator(entry.name, flops, complete, entry.kind == IGNORED)
+        if flops and self.module_labels is not None:
+            for label in set(self.module_labels.parents):
+                self.by_module[label] = self.by_module.get(label, 0) + flops
+        return out
+
+    def _count(
+        self, entry: _Entry, args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
+    ) -> tuple[int, bool]:
+        """Count one call; returns ``(flops, complete)`` and records diagnostics state."""
+        name, kind = entry.name, entry.kind
+        if kind == IGNORED:
+            self.ignored[name] = self.ignored.get(name, 0) + 1
+            return 0, True
+        if kind == UNCOUNTED:
+            self.uncounted[name] = self.uncounted.get(name, 0) + 1
+            return 0, False
+        formula = entry.formula
+        assert formula is not None
+        if kind == CUSTOM:
+            return self._count_custom(name, formula, args, kwargs, out)
+        if _layout_unsupported(args, kwargs):
+            self.unsupported.setdefault(name, LAYOUT_REASON)
+            return 0, False
+        if kind == NATIVE:
+            flops = int(formula(*args, **kwargs, out_val=out))
+            self.by_operator[name] = self.by_operator.get(name, 0) + flops
+            if "attention" in name:
+                self.incomplete.setdefault(name, ATTENTION_REASON)
+                return flops, False
+            if _has_complex(args, kwargs, out):
+                self.incomplete.setdefault(name, COMPLEX_REASON)
+                return flops, False
+            return flops, True
+        try:
+            flops = int(formula(args, kwargs, out))
+        except operators.UnsupportedOperatorFormula as error:
+            self.unsupported.setdefault(name, str(error))
+            return 0, False
+        self.by_operator[name] = self.by_operator.get(name, 0) + flops
+        return flops, True
+
+    def _count_custom(
+        self,
+        name: str,
+        formula: Callable[..., int],
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        out: Any,
+    ) -> tuple[int, bool]:
+        # Caller formulas keep full control (no layout or dtype guards), but a failing or invalid
+        # formula must never become a silent zero: the call is reported instead.
+        try:
+            value = formula(*args, **kwargs, out_val=out)
+        except Exception as error:  # a caller bug must not crash the analysis
+            self.unsupported.setdefault(
+                name, f"Caller formula for {name} raised {type(error).__name__}: {error}"
+            )
+            return 0, False
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            self.unsupported.setdefault(
+                name,
+                f"Caller formula for {name} returned {type(value).__name__}, "
+                "not a finite non-negative number.",
+            )
+            return 0, False
+        flops = int(value)
+        self.by_operator[name] = self.by_operator.get(name, 0) + flops
+        return flops, True
+
+    # --- report -------------------------------------------------------------------------------
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Operator diagnostics in the order of formulas.md B.4."""
+        entries = [
+            diagnostic("unsupported_operator_formula", reason, metric="flops", operator=name)
+            for name, reason in self.unsupported.items()
+        ]
+        entries += [
+            diagnostic(
+                "uncounted_operator",
+                f"{name} was observed {calls} time(s), but no FLOP formula is registered.",
+                metric="flops",
+                operator=name,
+            )
+            for name, calls in sorted(self.uncounted.items())
+            if name not in self.unsupported
+        ]
+        entries += [
+            diagnostic("incomplete_operator_formula", reason, metric="flops", operator=name)
+            for name, reason in sorted(self.incomplete.items())
+        ]
+        return entries
+
+    def report(self) -> FlopReport:
+        """The :class:`FlopReport` of everything observed so far."""
+        diagnostics = self.diagnostics()
+        known = sum(self.by_operator.values())
+        total = metric_result(
+            "partial" if diagnostics else "complete",
+            known,
+            unit="FLOPs",
+            scope="workload",
+            method=OPERATOR_METHOD,
+        )
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "context": {
+                "torch_version": str(torch.__version__),
+                "method": OPERATOR_METHOD,
+                "counting_convention": COUNTING_CONVENTION,
+            },
+            "total": total,
+            "by_module": {k: v for k, v in sorted(self.by_module.items()) if k != "Global"},
+            "by_operator": dict(sorted(self.by_operator.items())),
+            "ignored_operators": {
+                name: {"calls": calls, "reason": operators.IGNORED_OPERATORS[name]}
+                for name, calls in sorted(self.ignored.items())
+            },
+            "diagnostics": diagnostics,
+        }
+
+
+def not_requested_report() -> FlopReport:
+    """The empty operator report of structure mode (analysis.md 6.2)."""
+    from torchscan.report.schema import NOT_REQUESTED
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "context": {
+            "torch_version": str(torch.__version__),
+            "method": NOT_REQUESTED,
+            "counting_convention": COUNTING_CONVENTION,
+        },
+        "total": metric_result("unavailable", unit="FLOPs", scope="workload", method=NOT_REQUESTED),
+        "by_module": {},
+        "by_operator": {},
+        "ignored_operators": {},
+        "diagnostics": [],
+    }

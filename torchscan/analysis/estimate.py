@@ -1,0 +1,219 @@
+"""Per-call estimation in the post-hook: module formulas turned into statuses (formulas.md A.2).
+
+This is the extension point of the crawler: :func:`estimate_call` fills one record's metrics.
+Formulas stay pure; the translation of their signals (not recognised, unsupported configuration,
+warnings, missing tensors) into MetricResults and diagnostics happens only here.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from torch import nn
+
+from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
+from torchscan.formulas import registry
+from torchscan.formulas.tensors import first_tensor
+from torchscan.report.diagnostics import diagnostic
+from torchscan.report.schema import (
+    COMPUTE_FIELDS,
+    FIELD_UNITS,
+    MODULE_FORMULA_METHOD,
+    NOT_APPLICABLE,
+    SPATIAL_FIELDS,
+    MetricResult,
+    metric_result,
+)
+
+CALLS_METRIC = metric_result("complete", 1, unit="calls", scope="module_call", method="pytorch_hook")
+
+
+def field_result(
+    field: str, status: str, value: float | None = None, method: str = MODULE_FORMULA_METHOD
+) -> MetricResult:
+    """A per-call estimate field with its unit and ``module_call`` scope."""
+    return metric_result(status, value, unit=FIELD_UNITS[field], scope="module_call", method=method)  # type: ignore[arg-type]
+
+
+class _Outcome:
+    """What one formula did: a value, a reason it could not, or 'not recognised'."""
+
+    __slots__ = ("error", "not_recognised", "value", "warnings")
+
+    def __init__(self) -> None:
+        self.value: Any = None
+        self.error: Exception | None = None
+        self.not_recognised = False
+        self.warnings: list[str] = []
+
+
+def _run(formula: Callable[..., Any] | None, *args: Any) -> _Outcome:
+    outcome = _Outcome()
+    if formula is None:
+        outcome.not_recognised = True
+        return outcome
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outcome.value = formula(*args)
+        outcome.warnings = [str(w.message) for w in caught]
+    except registry.NotRecognised:
+        outcome.not_recognised = True
+    except NotImplementedError as error:
+        outcome.error = error
+    return outcome
+
+
+def _unsupported_message(module: nn.Module) -> str:
+    return f"Module type not supported: {type(module).__name__}"
+
+
+def estimate_leaf(
+    record: CallRecord,
+    module: nn.Module,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    output: Any,
+    fields: tuple[str, ...] = COMPUTE_FIELDS + SPATIAL_FIELDS,
+) -> None:
+    """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics."""
+    path = record.path
+    metrics = record.metrics
+    inputs = ordered_inputs(module, args, kwargs)
+    inp = first_tensor(inputs)
+    out = first_tensor(output)
+    cls = type(module)
+    compute = [f for f in COMPUTE_FIELDS if f in fields]
+    spatial = [f for f in SPATIAL_FIELDS if f in fields]
+    if (inp is None or out is None) and registry.flops.lookup(cls) is not None:
+        for name in compute:
+            metrics[name] = field_result(name, "unavailable")
+            side = "input" if inp is None else "output"
+            record.diagnostics.append(
+                diagnostic(
+                    "missing_metric_tensor",
+                    f"The call exposed no {side} tensor, so {name} cannot be estimated.",
+                    metric=name,
+                    path=path,
+                )
+            )
+        for name in spatial:
+            metrics[name] = field_result(name, "unavailable")
+        return
+    for name in compute:
+        if name == "module_flops":
+            outcome = _run(registry.flops.lookup(cls), module, inputs, output)
+        else:
+            table = registry.macs if name == "macs" else registry.dmas
+            outcome = _run(table.lookup(cls), module, inp, out)
+        _record_compute(record, module, name, outcome)
+    if spatial:
+        _record_spatial(record, module, spatial, _run(registry.receptive_field.lookup(cls), module, inp, out))
+
+
+def _record_compute(record: CallRecord, module: nn.Module, name: str, outcome: _Outcome) -> None:
+    path = record.path
+    if outcome.not_recognised:
+        record.metrics[name] = field_result(name, "partial", 0)
+        record.diagnostics.append(
+            diagnostic("unsupported_module_metric", _unsupported_message(module), metric=name, path=path)
+        )
+    elif outcome.error is not None:
+        record.metrics[name] = field_result(name, "unavailable")
+        record.diagnostics.append(
+            diagnostic(
+                "module_metric_error",
+                f"{type(outcome.error).__name__}: {outcome.error}",
+                metric=name,
+                path=path,
+            )
+        )
+    elif outcome.warnings:
+        record.metrics[name] = field_result(name, "partial", int(outcome.value))
+        record.diagnostics.append(
+            diagnostic("module_metric_warning", "; ".join(outcome.warnings), metric=name, path=path)
+        )
+    else:
+        record.metrics[name] = field_result(name, "complete", int(outcome.value))
+
+
+def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], outcome: _Outcome) -> None:
+    path, metrics = record.path, record.metrics
+    first = fields[0]
+    if outcome.not_recognised:
+        for name in fields:
+            metrics[name] = field_result(name, "unavailable")
+        record.diagnostics.append(
+            diagnostic("unsupported_module_metric", _unsupported_message(module), metric=first, path=path)
+        )
+    elif outcome.error is not None:
+        for name in fields:
+            metrics[name] = field_result(name, "unavailable")
+        record.diagnostics.append(
+            diagnostic(
+                "module_metric_error",
+                f"{type(outcome.error).__name__}: {outcome.error}",
+                metric=first,
+                path=path,
+            )
+        )
+    elif outcome.value is None:
+        for name in fields:
+            metrics[name] = field_result(name, "unavailable", method=NOT_APPLICABLE)
+    else:
+        triple = dict(zip(SPATIAL_FIELDS, outcome.value, strict=True))
+        status = "partial" if outcome.warnings else "complete"
+        for name in fields:
+            value = triple[name]
+            if value < 0:
+                # A transposed convolution's field is negative by convention (formulas.md A.6);
+                # MetricResults hold non-negative numbers, so the sign cannot be carried here.
+                metrics[name] = field_result(name, "unavailable")
+                record.diagnostics.append(
+                    diagnostic(
+                        "module_metric_error",
+                        f"{name} is negative ({value}) for this module and cannot be reported as a metric.",
+                        metric=name,
+                        path=path,
+                    )
+                )
+            else:
+                metrics[name] = field_result(name, status, value)
+        if outcome.warnings:
+            record.diagnostics.append(
+                diagnostic("module_metric_warning", "; ".join(outcome.warnings), metric=first, path=path)
+            )
+
+
+def estimate_call(
+    recorder: CallRecorder,
+    record: CallRecord,
+    module: nn.Module,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    output: Any,
+) -> None:
+    """Full-mode estimation of one completed call: leaf formulas on metric leaves.
+
+    Composite calls get no compute fields of their own (absent means "covered by descendants");
+    functional work in their own frame is handled when the report is built (analysis.md 6.3).
+    """
+    if record.is_leaf:
+        estimate_leaf(record, module, args, kwargs, output)
+
+
+def record_failure(recorder: CallRecorder, record: CallRecord, module: nn.Module) -> None:
+    """A forward that raised inside a model that caught it (analysis.md 4, extensions 8)."""
+    record.diagnostics.append(
+        diagnostic(
+            "module_forward_error",
+            f"The forward call of {record.type_name} raised; an enclosing module caught the exception.",
+            metric="calls",
+            path=record.path,
+        )
+    )
+    if record.is_leaf and recorder.observer is not None:
+        for name in COMPUTE_FIELDS + SPATIAL_FIELDS:
+            record.metrics[name] = field_result(name, "unavailable", method="forward_failed")

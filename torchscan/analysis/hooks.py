@@ -1,0 +1,264 @@
+"""The call recorder: module hooks that turn one forward pass into plain per-call records.
+
+Each module call becomes a :class:`CallRecord` in call-start order. The recorder keeps the dynamic
+call stack, assigns ``(path, call_index)`` identities, attributes parameters/buffers to their first
+call, receives every dispatched operator from the observer (``on_operator``) for the innermost
+active call, and runs per-call estimation in the post-hook with operator counting suspended.
+Records hold metadata only; tensors are released as the forward proceeds.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import nn
+from torch.utils.hooks import RemovableHandle
+
+from torchscan.analysis.inputs import FAILED, describe
+from torchscan.report.schema import BufferStats, CallIO, Diagnostic, MetricResult, ParameterStats, ValueMeta
+
+
+@dataclass(slots=True, eq=False)
+class CallRecord:
+    """Everything observed about one module call (metadata only, never tensor values)."""
+
+    path: str
+    call_index: int
+    depth: int
+    type_name: str
+    parent: int
+    is_leaf: bool
+    input: CallIO
+    parameters: ParameterStats
+    buffers: BufferStats
+    output: ValueMeta = field(default_factory=dict)
+    failed: bool = False
+    metrics: dict[str, MetricResult] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Operator attribution (full mode): FLOPs dispatched directly in this call's own frame.
+    op_self: int = 0
+    op_self_complete: bool = True
+    # Non-ignored operators run in this frame by a call whose estimates do not cover its frame.
+    functional: dict[str, int] | None = None
+    # True when this call's estimates cover work in its own frame (leaf formulas, handlers).
+    covers_own_frame: bool = False
+    # Extension fields (extensions-and-transformers.md 7, 16); None when absent.
+    metric_ownership: dict[str, str] | None = None
+    metric_owners: dict[str, dict[str, Any]] | None = None
+    token_dependencies: dict[str, Any] | None = None
+    pending_exception: BaseException | None = None
+
+
+# Estimation callback: (recorder, record, module, args, kwargs, output) -> None, fills record.metrics.
+Estimator = Callable[["CallRecorder", CallRecord, nn.Module, tuple[Any, ...], dict[str, Any], Any], None]
+# Failure callback: (recorder, record, module) -> None, for calls whose forward raised.
+FailureHandler = Callable[["CallRecorder", CallRecord, nn.Module], None]
+
+
+def _own_tensors(module: nn.Module) -> tuple[list[nn.Parameter], list[Any]]:
+    params = [p for p in module._parameters.values() if p is not None]
+    buffers = [b for b in module._buffers.values() if b is not None]
+    return params, buffers
+
+
+class CallRecorder:
+    """Installs hooks on every submodule and records calls; remove with :meth:`remove`."""
+
+    def __init__(
+        self,
+        root: nn.Module,
+        *,
+        estimator: Estimator | None = None,
+        on_failure: FailureHandler | None = None,
+    ) -> None:
+        self.records: list[CallRecord] = []
+        self.stack: list[int] = []
+        self.estimator = estimator
+        self.on_failure = on_failure
+        self.observer: Any = None  # the OperatorObserver, suspended while estimating
+        self.outside = 0  # FLOPs dispatched outside any module call (impossible for a root call)
+        self.outside_complete = True
+        self.outside_functional: dict[str, int] = {}
+        self._call_counts: dict[str, int] = {}
+        self._seen_tensors: set[int] = set()
+        self._handles: list[RemovableHandle] = []
+        self._root_name = type(root).__name__.lower()
+        self.state: dict[str, Any] = {}  # scratch space for extensions (ownership stack, ...)
+        try:
+            for path, module in root.named_modules(remove_duplicate=True):
+                self._install(path, module)
+        except BaseException:
+            self.remove()
+            raise
+
+    def _install(self, path: str, module: nn.Module) -> None:
+        depth = path.count(".") + 1 if path else 0
+        name = path.rpartition(".")[2] if path else self._root_name
+        is_leaf = not any(child is not None for child in module._modules.values())
+        params, buffers = _own_tensors(module)
+        type_name = type(module).__name__
+
+        def pre_hook(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            self.enter(mod, path, name, depth, type_name, is_leaf, params, buffers, args, kwargs)
+
+        def post_hook(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
+            self.exit(mod, args, kwargs, output)
+
+        self._handles.append(module.register_forward_pre_hook(pre_hook, with_kwargs=True))
+        self._handles.append(module.register_forward_hook(post_hook, with_kwargs=True, always_call=True))
+
+    def remove(self) -> None:
+        """Remove every hook this recorder installed (safe to call more than once)."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+    # --- parameter attribution ----------------------------------------------------------------
+
+    def _attribute(
+        self, params: list[nn.Parameter], buffers: list[Any]
+    ) -> tuple[ParameterStats, BufferStats]:
+        seen = self._seen_tensors
+        trainable = frozen = p_bytes = 0
+        p_shared = False
+        for tensor in params:
+            if id(tensor) in seen:
+                p_shared = True
+                continue
+            seen.add(id(tensor))
+            count = tensor.numel()
+            p_bytes += count * tensor.element_size()
+            if tensor.requires_grad:
+                trainable += count
+            else:
+                frozen += count
+        elements = b_bytes = 0
+        b_shared = False
+        for tensor in buffers:
+            if id(tensor) in seen:
+                b_shared = True
+                continue
+            seen.add(id(tensor))
+            count = tensor.numel()
+            elements += count
+            b_bytes += count * tensor.element_size()
+        return (
+            {"trainable": trainable, "frozen": frozen, "bytes": p_bytes, "shared": p_shared},
+            {"elements": elements, "bytes": b_bytes, "shared": b_shared},
+        )
+
+    # --- hook bodies --------------------------------------------------------------------------
+
+    def enter(
+        self,
+        module: nn.Module,
+        path: str,
+        name: str,
+        depth: int,
+        type_name: str,
+        is_leaf: bool,
+        params: list[nn.Parameter],
+        buffers: list[Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """Pre-hook: open a record for this call and make it the innermost active call."""
+        call_index = self._call_counts.get(path, 0)
+        self._call_counts[path] = call_index + 1
+        parameters, buffer_stats = self._attribute(params, buffers)
+        record = CallRecord(
+            path=path,
+            call_index=call_index,
+            depth=depth,
+            type_name=type_name,
+            parent=self.stack[-1] if self.stack else -1,
+            is_leaf=is_leaf,
+            input={
+                "args": [describe(a) for a in args],
+                "kwargs": {k: describe(v) for k, v in kwargs.items()},
+            },
+            parameters=parameters,
+            buffers=buffer_stats,
+            covers_own_frame=is_leaf,
+            pending_exception=sys.exc_info()[1],
+        )
+        self.stack.append(len(self.records))
+        self.records.append(record)
+        del name  # the layer name is derived from the path when the report is built
+
+    def exit(self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
+        """Post-hook (always called): close the innermost record, then estimate it."""
+        if not self.stack:
+            return
+        record = self.records[self.stack.pop()]
+        # With ``always_call`` PyTorch runs this hook from its exception handler with ``None`` as
+        # output; a new active exception (not one already active at the pre-hook) marks failure.
+        active = sys.exc_info()[1]
+        failed = output is None and active is not None and active is not record.pending_exception
+        record.pending_exception = None
+        if failed:
+            record.failed = True
+            record.output = FAILED
+            if self.on_failure is not None:
+                self._suspended(self.on_failure, self, record, module)
+            return
+        record.output = describe(output)
+        if self.estimator is not None:
+            self._suspended(self.estimator, self, record, module, args, kwargs, output)
+
+    def _suspended(self, fn: Callable[..., None], *args: Any) -> None:
+        observer = self.observer
+        if observer is None:
+            fn(*args)
+            return
+        observer.suspended = True
+        try:
+            fn(*args)
+        finally:
+            observer.suspended = False
+
+    # --- operator attribution (AttributionSink) ------------------------------------------------
+
+    def on_operator(self, name: str, flops: int, complete: bool, ignored: bool) -> None:
+        """Attribute one dispatched operator to the innermost active call."""
+        if not self.stack:
+            self.outside += flops
+            self.outside_complete = self.outside_complete and complete
+            if not ignored:
+                self.outside_functional[name] = self.outside_functional.get(name, 0) + 1
+            return
+        record = self.records[self.stack[-1]]
+        record.op_self += flops
+        if not complete:
+            record.op_self_complete = False
+        if not ignored and not record.covers_own_frame:
+            functional = record.functional
+            if functional is None:
+                record.functional = {name: 1}
+            else:
+                functional[name] = functional.get(name, 0) + 1
+
+
+_SIGNATURES: dict[type, inspect.Signature | None] = {}
+
+
+def ordered_inputs(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The call's arguments ordered by ``forward``'s signature: positional, then keywords in order."""
+    if not kwargs:
+        return args
+    cls = type(module)
+    if cls not in _SIGNATURES:
+        try:
+            _SIGNATURES[cls] = inspect.signature(cls.forward)
+        except (TypeError, ValueError):
+            _SIGNATURES[cls] = None
+    signature = _SIGNATURES[cls]
+    if signature is None:
+        return (*args, *kwargs.values())
+    order = {name: i for i, name in enumerate(signature.parameters)}
+    ordered = sorted(kwargs, key=lambda k: order.get(k, len(order)))
+    return (*args, *(kwargs[k] for k in ordered))

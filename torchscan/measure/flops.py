@@ -1,0 +1,62 @@
+"""``measure_flops``: operator FLOPs of one workload call (formulas.md Part B)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from torch import nn
+
+from torchscan.analysis.dispatch import OperatorObserver, native_registry, validate_custom_mapping
+from torchscan.report.schema import FlopReport
+
+
+def _module_tracker() -> Any:
+    """PyTorch's module tracker (the counter's own hierarchy names), when this release has one."""
+    try:
+        from torch.utils.module_tracker import ModuleTracker
+    except ImportError:  # PyTorch 2.1: no automatic tracker, by_module stays empty
+        return None
+    return ModuleTracker()
+
+
+def measure_flops(
+    workload: Callable[[], object],
+    *,
+    modules: nn.Module | list[nn.Module] | None = None,
+    custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
+) -> FlopReport:
+    """Count the operator FLOPs of one call of ``workload`` under ``torchscan_flops_v1``.
+
+    The workload is invoked exactly once; its return value is discarded and its exceptions
+    propagate unchanged. Forward and backward work are counted as executed (no multipliers).
+
+    The total is ``complete`` only when every observed operator was counted or ignored with a
+    stated reason; otherwise it is ``partial`` and ``known_value`` is a lower bound — not an
+    estimate of the whole, and never a coverage percentage. These are not FLOP/s, not latency and
+    not the module-formula FLOPs of ``crawl_module`` (the two methods are never mixed).
+
+    ``modules`` only matters on PyTorch releases without an automatic module tracker; it is
+    validated and otherwise unused (``by_module`` labels come from PyTorch's tracker).
+    """
+    if not callable(workload):
+        raise TypeError(f"workload must be callable, got {type(workload).__name__}")
+    if not (
+        modules is None
+        or isinstance(modules, nn.Module)
+        or (isinstance(modules, list) and all(isinstance(m, nn.Module) for m in modules))
+    ):
+        raise TypeError("modules must be None, an nn.Module or a list of nn.Module")
+    mapping = validate_custom_mapping(custom_mapping)
+    native_registry()  # raises NotImplementedError before the workload runs when unavailable
+
+    observer = OperatorObserver(mapping)
+    tracker = _module_tracker()
+    if tracker is not None:
+        observer.module_labels = tracker
+        with tracker, observer:
+            workload()
+    else:
+        with observer:
+            workload()
+    return observer.report()
