@@ -12,8 +12,10 @@ from torch import nn
 from torchscan.analysis import inputs as inputs_mod
 from torchscan.analysis.build import build_report, enforce_strict
 from torchscan.analysis.dispatch import OperatorObserver, not_requested_report, validate_custom_mapping
-from torchscan.analysis.estimate import estimate_call, record_failure
+from torchscan.analysis.estimate import record_failure
 from torchscan.analysis.hooks import CallRecorder
+from torchscan.analysis.ownership import ExtensionState
+from torchscan.extensions import ModuleHandler, validate_custom_modules
 from torchscan.report.schema import AnalysisReport, InputsMeta
 
 Mode = Literal["full", "structure"]
@@ -55,7 +57,13 @@ def _prepare(
     mode: object,
     custom_modules: object,
     custom_mapping: object,
-) -> tuple[list[tuple[int, ...]] | None, tuple[Any, ...], dict[str, Any], dict[Any, Callable[..., int]]]:
+) -> tuple[
+    list[tuple[int, ...]] | None,
+    tuple[Any, ...],
+    dict[str, Any],
+    dict[Any, Callable[..., int]],
+    dict[type[nn.Module], ModuleHandler],
+]:
     """Every check of analysis.md 2, before the model is touched."""
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
@@ -68,13 +76,9 @@ def _prepare(
             torch.device(device)  # raises for malformed device strings
     if mode not in ("full", "structure"):
         raise ValueError(f"mode must be 'full' or 'structure', got {mode!r}")
-    if custom_modules is not None and not (isinstance(custom_modules, Mapping) and not custom_modules):
-        raise NotImplementedError(
-            "custom_modules (custom module handlers) is delivered by the extensions feature and is not "
-            "available in this build yet"
-        )
+    handlers = validate_custom_modules(custom_modules)  # a snapshot; the caller's mapping is untouched
     mapping = validate_custom_mapping(custom_mapping)
-    return shapes, call_args, call_kwargs, mapping
+    return shapes, call_args, call_kwargs, mapping, handlers
 
 
 def crawl_module(
@@ -99,7 +103,7 @@ def crawl_module(
     Module-formula totals (``module_flops``, ``macs``, ``dmas``) and operator FLOPs are separate
     methods: never add or average them. A ``partial`` total's ``known_value`` is a lower bound only.
     """
-    shapes, call_args, call_kwargs, mapping = _prepare(
+    shapes, call_args, call_kwargs, mapping, handlers = _prepare(
         module, input_shape, dtype, args, kwargs, device, mode, custom_modules, custom_mapping
     )
     if shapes is not None:
@@ -116,7 +120,7 @@ def crawl_module(
         "kwargs": {k: inputs_mod.describe(v) for k, v in call_kwargs.items()},
     }
     full = mode == "full"
-    report = _observe(module, call_args, call_kwargs, inputs, full, mapping)
+    report = _observe(module, call_args, call_kwargs, inputs, full, mapping, handlers)
     if strict:
         enforce_strict(report)
     return report
@@ -129,21 +133,29 @@ def _observe(
     inputs: InputsMeta,
     full: bool,
     mapping: dict[Any, Callable[..., int]],
+    handlers: Mapping[type[nn.Module], ModuleHandler] | None = None,
 ) -> AnalysisReport:
     """Run the single observed forward call and build the report from its records."""
-    training = {m: m.training for m in module.modules()}
+    if full:
+        # Handlers, native Transformer estimates and subtree ownership (extensions spec); structure
+        # mode runs none of them.
+        extensions = ExtensionState(handlers or {})
+        recorder = CallRecorder(
+            module,
+            estimator=extensions.estimate,
+            on_failure=extensions.on_failure,
+            on_enter=extensions.on_enter,
+        )
+    else:
+        recorder = CallRecorder(module, estimator=None, on_failure=record_failure)
+    training = [(m, m.training) for m in recorder.modules]
     training_before = module.training
     gc_was_enabled = gc.isenabled()
     # Millions of small record dicts would trigger the cyclic collector repeatedly; records form
     # no cycles, so collection is paused for the analysis and restored afterwards.
     gc.disable()
-    recorder: CallRecorder | None = None
     try:
-        recorder = CallRecorder(
-            module,
-            estimator=estimate_call if full else None,
-            on_failure=record_failure,
-        )
+        recorder.install()
         module.eval()
         with torch.no_grad():
             if full:
@@ -157,9 +169,8 @@ def _observe(
                 module(*args, **kwargs)
                 operator_report = not_requested_report()
     finally:
-        if recorder is not None:
-            recorder.remove()
-        for submodule, flag in training.items():
+        recorder.remove()
+        for submodule, flag in training:
             submodule.training = flag
         if gc_was_enabled:
             gc.enable()

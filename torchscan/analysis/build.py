@@ -55,16 +55,21 @@ def apply_functional_work_rule(records: list[CallRecord]) -> None:
     for record in records:
         if not record.functional or record.covers_own_frame or record.failed:
             continue
-        for name in COMPUTE_FIELDS:
-            if name not in record.metrics and not (record.metric_owners and name in record.metric_owners):
-                record.metrics[name] = field_result(name, "unavailable")
+        # Fields this call estimates itself (a handler's module_call or subtree value) or that an
+        # ancestor owns already cover the work in its frame; only the others become unavailable.
+        owners = record.metric_owners or {}
+        missing = [name for name in COMPUTE_FIELDS if name not in record.metrics and name not in owners]
+        if not missing:
+            continue
+        for name in missing:
+            record.metrics[name] = field_result(name, "unavailable")
         listing = ", ".join(f"{op} ({calls} call(s))" for op, calls in sorted(record.functional.items()))
         record.diagnostics.append(
             diagnostic(
                 "unestimated_functional_work",
                 f"{record.type_name} ran operators directly in its own forward that no module formula "
                 f"estimates: {listing}.",
-                metric="module_flops",
+                metric=missing[0],
                 path=record.path,
             )
         )
@@ -134,25 +139,42 @@ def compute_total(name: str, layers: Iterable[LayerReport]) -> MetricResult:
     return metric_result("partial", known, unit=unit, scope="forward", method=method)
 
 
-def storage_totals(module: nn.Module) -> dict[str, MetricResult]:
-    """Every unique parameter/buffer registered anywhere in the model, each counted once."""
+def storage_totals(modules: Iterable[nn.Module]) -> tuple[dict[str, MetricResult], set[str], set[str]]:
+    """Every unique parameter/buffer registered anywhere in the model, each counted once.
+
+    Also returns the devices and dtypes seen in those tensors (for the report context).
+    """
     trainable = frozen = p_bytes = b_elements = b_bytes = 0
-    for param in module.parameters():
-        count = param.numel()
-        p_bytes += count * param.element_size()
-        if param.requires_grad:
-            trainable += count
-        else:
-            frozen += count
-    for buffer in module.buffers():
-        count = buffer.numel()
-        b_elements += count
-        b_bytes += count * buffer.element_size()
+    seen: set[int] = set()
+    devices: set[str] = set()
+    dtypes: set[str] = set()
+    for module in modules:
+        for param in module._parameters.values():
+            if param is None or id(param) in seen:
+                continue
+            seen.add(id(param))
+            devices.add(str(param.device))
+            dtypes.add(str(param.dtype))
+            count = param.numel()
+            p_bytes += count * param.element_size()
+            if param.requires_grad:
+                trainable += count
+            else:
+                frozen += count
+        for buffer in module._buffers.values():
+            if buffer is None or id(buffer) in seen:
+                continue
+            seen.add(id(buffer))
+            devices.add(str(buffer.device))
+            dtypes.add(str(buffer.dtype))
+            count = buffer.numel()
+            b_elements += count
+            b_bytes += count * buffer.element_size()
 
     def model(value: int, unit: str) -> MetricResult:
         return metric_result("complete", value, unit=unit, scope="model", method="pytorch")
 
-    return {
+    totals = {
         "parameters": model(trainable + frozen, "elements"),
         "trainable_parameters": model(trainable, "elements"),
         "frozen_parameters": model(frozen, "elements"),
@@ -160,6 +182,7 @@ def storage_totals(module: nn.Module) -> dict[str, MetricResult]:
         "buffer_elements": model(b_elements, "elements"),
         "buffer_bytes": model(b_bytes, "bytes"),
     }
+    return totals, devices, dtypes
 
 
 def _not_requested(unit: str, scope: str) -> MetricResult:
@@ -183,7 +206,7 @@ def build_report(
         apply_functional_work_rule(records)
     root_name = type(module).__name__.lower()
     layers = [_layer(record, root_name) for record in records]
-    totals = storage_totals(module)
+    totals, devices, dtypes = storage_totals(recorder.modules)
     if full:
         attach_operator_flops(records, layers)
         for name in COMPUTE_FIELDS:
@@ -208,9 +231,7 @@ def build_report(
         )
     diagnostics = deduplicate(diagnostics) + list(operator_report["diagnostics"])
 
-    devices: set[str] = set()
-    dtypes: set[str] = set()
-    for tensor in (*module.parameters(), *module.buffers(), *input_tensors):
+    for tensor in input_tensors:
         devices.add(str(tensor.device))
         dtypes.add(str(tensor.dtype))
     return {

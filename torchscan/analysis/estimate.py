@@ -50,19 +50,26 @@ class _Outcome:
 
 
 def _run(formula: Callable[..., Any] | None, *args: Any) -> _Outcome:
+    """Run one formula, translating its signals; warnings are attributed by the caller."""
     outcome = _Outcome()
     if formula is None:
         outcome.not_recognised = True
         return outcome
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            outcome.value = formula(*args)
-        outcome.warnings = [str(w.message) for w in caught]
+        outcome.value = formula(*args)
     except registry.NotRecognised:
         outcome.not_recognised = True
     except NotImplementedError as error:
         outcome.error = error
+    return outcome
+
+
+def _run_watched(formula: Callable[..., Any] | None, *args: Any) -> _Outcome:
+    """Like :func:`_run`, recording the warnings this one formula emitted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _run(formula, *args)
+    outcome.warnings = [str(w.message) for w in caught]
     return outcome
 
 
@@ -102,15 +109,40 @@ def estimate_leaf(
         for name in spatial:
             metrics[name] = field_result(name, "unavailable")
         return
+    # Formulas are pure and normally silent: watch warnings once for the whole call, and only
+    # when something warned re-run each formula alone to attribute the messages (A.2).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcomes = _evaluate(module, cls, compute, bool(spatial), inputs, output, inp, out, _run)
+    if caught:
+        outcomes = _evaluate(module, cls, compute, bool(spatial), inputs, output, inp, out, _run_watched)
+    for name in compute:
+        _record_compute(record, module, name, outcomes[name])
+    if spatial:
+        _record_spatial(record, module, spatial, outcomes["spatial"])
+
+
+def _evaluate(
+    module: nn.Module,
+    cls: type,
+    compute: list[str],
+    spatial: bool,
+    inputs: tuple[Any, ...],
+    output: Any,
+    inp: Any,
+    out: Any,
+    run: Callable[..., _Outcome],
+) -> dict[str, _Outcome]:
+    outcomes: dict[str, _Outcome] = {}
     for name in compute:
         if name == "module_flops":
-            outcome = _run(registry.flops.lookup(cls), module, inputs, output)
+            outcomes[name] = run(registry.flops.lookup(cls), module, inputs, output)
         else:
             table = registry.macs if name == "macs" else registry.dmas
-            outcome = _run(table.lookup(cls), module, inp, out)
-        _record_compute(record, module, name, outcome)
+            outcomes[name] = run(table.lookup(cls), module, inp, out)
     if spatial:
-        _record_spatial(record, module, spatial, _run(registry.receptive_field.lookup(cls), module, inp, out))
+        outcomes["spatial"] = run(registry.receptive_field.lookup(cls), module, inp, out)
+    return outcomes
 
 
 def _record_compute(record: CallRecord, module: nn.Module, name: str, outcome: _Outcome) -> None:

@@ -10,12 +10,12 @@ Records hold metadata only; tensors are released as the forward proceeds.
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from torch import nn
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
 from torchscan.analysis.inputs import FAILED, describe
@@ -50,13 +50,15 @@ class CallRecord:
     metric_ownership: dict[str, str] | None = None
     metric_owners: dict[str, dict[str, Any]] | None = None
     token_dependencies: dict[str, Any] | None = None
-    pending_exception: BaseException | None = None
 
 
 # Estimation callback: (recorder, record, module, args, kwargs, output) -> None, fills record.metrics.
 Estimator = Callable[["CallRecorder", CallRecord, nn.Module, tuple[Any, ...], dict[str, Any], Any], None]
 # Failure callback: (recorder, record, module) -> None, for calls whose forward raised.
 FailureHandler = Callable[["CallRecorder", CallRecord, nn.Module], None]
+# Pre-call callback: (recorder, record, module) -> None, right after a call's record is opened
+# (extensions: subtree ownership is declared here, before descendants run).
+EnterHandler = Callable[["CallRecorder", CallRecord, nn.Module], None]
 
 
 def _own_tensors(module: nn.Module) -> tuple[list[nn.Parameter], list[Any]]:
@@ -65,8 +67,27 @@ def _own_tensors(module: nn.Module) -> tuple[list[nn.Parameter], list[Any]]:
     return params, buffers
 
 
+@dataclass(slots=True, frozen=True)
+class ModuleInfo:
+    """What the recorder knows about one module of the model, computed once before the forward."""
+
+    path: str
+    depth: int
+    type_name: str
+    is_leaf: bool
+    params: tuple[nn.Parameter, ...]
+    buffers: tuple[Any, ...]
+
+
 class CallRecorder:
-    """Installs hooks on every submodule and records calls; remove with :meth:`remove`."""
+    """Records every call of ``root``'s modules through two process-global module hooks.
+
+    Global hooks cost O(1) to install and remove however deep the model is; calls of modules that
+    are not part of ``root`` are ignored (their operators count towards the enclosing call). The
+    post-hook is registered with ``always_call``: PyTorch then invokes it from its exception handler
+    with three arguments instead of four, which is how a call that raised is recognised.
+    Remove with :meth:`remove`.
+    """
 
     def __init__(
         self,
@@ -74,48 +95,60 @@ class CallRecorder:
         *,
         estimator: Estimator | None = None,
         on_failure: FailureHandler | None = None,
+        on_enter: EnterHandler | None = None,
     ) -> None:
         self.records: list[CallRecord] = []
         self.stack: list[int] = []
         self.estimator = estimator
         self.on_failure = on_failure
+        self.on_enter = on_enter
         self.observer: Any = None  # the OperatorObserver, suspended while estimating
         self.outside = 0  # FLOPs dispatched outside any module call (impossible for a root call)
         self.outside_complete = True
         self.outside_functional: dict[str, int] = {}
+        self.state: dict[str, Any] = {}  # scratch space for extensions (ownership stack, ...)
         self._call_counts: dict[str, int] = {}
         self._seen_tensors: set[int] = set()
         self._handles: list[RemovableHandle] = []
-        self._root_name = type(root).__name__.lower()
-        self.state: dict[str, Any] = {}  # scratch space for extensions (ownership stack, ...)
-        try:
-            for path, module in root.named_modules(remove_duplicate=True):
-                self._install(path, module)
-        except BaseException:
-            self.remove()
-            raise
+        self.modules: list[nn.Module] = []
+        self._info: dict[int, ModuleInfo] = {}
+        for path, module in root.named_modules(remove_duplicate=True):
+            self.modules.append(module)
+            params, buffers = _own_tensors(module)
+            self._info[id(module)] = ModuleInfo(
+                path=path,
+                depth=path.count(".") + 1 if path else 0,
+                type_name=type(module).__name__,
+                is_leaf=not any(child is not None for child in module._modules.values()),
+                params=tuple(params),
+                buffers=tuple(buffers),
+            )
 
-    def _install(self, path: str, module: nn.Module) -> None:
-        depth = path.count(".") + 1 if path else 0
-        name = path.rpartition(".")[2] if path else self._root_name
-        is_leaf = not any(child is not None for child in module._modules.values())
-        params, buffers = _own_tensors(module)
-        type_name = type(module).__name__
-
-        def pre_hook(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            self.enter(mod, path, name, depth, type_name, is_leaf, params, buffers, args, kwargs)
-
-        def post_hook(mod: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
-            self.exit(mod, args, kwargs, output)
-
-        self._handles.append(module.register_forward_pre_hook(pre_hook, with_kwargs=True))
-        self._handles.append(module.register_forward_hook(post_hook, with_kwargs=True, always_call=True))
+    def install(self) -> None:
+        """Install the two global hooks (call :meth:`remove` in a ``finally``)."""
+        self._handles.append(register_module_forward_pre_hook(self._pre_hook))
+        self._handles.append(
+            register_module_forward_hook(self._post_hook, with_kwargs=True, always_call=True)
+        )
 
     def remove(self) -> None:
         """Remove every hook this recorder installed (safe to call more than once)."""
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+
+    def _pre_hook(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+        info = self._info.get(id(module))
+        if info is not None:
+            self.enter(module, info, args)
+
+    def _post_hook(self, module: nn.Module, args: tuple[Any, ...], *rest: Any) -> None:
+        if id(module) not in self._info or not self.stack:
+            return
+        if len(rest) == 2:
+            self.exit(module, args, rest[0], rest[1])
+        else:  # PyTorch's exception path: (module, args, result), the forward raised
+            self.fail(module)
 
     # --- parameter attribution ----------------------------------------------------------------
 
@@ -153,62 +186,46 @@ class CallRecorder:
 
     # --- hook bodies --------------------------------------------------------------------------
 
-    def enter(
-        self,
-        module: nn.Module,
-        path: str,
-        name: str,
-        depth: int,
-        type_name: str,
-        is_leaf: bool,
-        params: list[nn.Parameter],
-        buffers: list[Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> None:
+    def enter(self, module: nn.Module, info: ModuleInfo, args: tuple[Any, ...]) -> None:
         """Pre-hook: open a record for this call and make it the innermost active call."""
+        path = info.path
         call_index = self._call_counts.get(path, 0)
         self._call_counts[path] = call_index + 1
-        parameters, buffer_stats = self._attribute(params, buffers)
+        parameters, buffer_stats = self._attribute(info.params, info.buffers)
         record = CallRecord(
             path=path,
             call_index=call_index,
-            depth=depth,
-            type_name=type_name,
+            depth=info.depth,
+            type_name=info.type_name,
             parent=self.stack[-1] if self.stack else -1,
-            is_leaf=is_leaf,
-            input={
-                "args": [describe(a) for a in args],
-                "kwargs": {k: describe(v) for k, v in kwargs.items()},
-            },
+            is_leaf=info.is_leaf,
+            input={"args": [describe(a) for a in args], "kwargs": {}},
             parameters=parameters,
             buffers=buffer_stats,
-            covers_own_frame=is_leaf,
-            pending_exception=sys.exc_info()[1],
+            covers_own_frame=info.is_leaf,
         )
         self.stack.append(len(self.records))
         self.records.append(record)
-        del name  # the layer name is derived from the path when the report is built
+        if self.on_enter is not None:
+            self.on_enter(self, record, module)
 
     def exit(self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
-        """Post-hook (always called): close the innermost record, then estimate it."""
-        if not self.stack:
-            return
+        """Post-hook of a call that returned: close the innermost record, then estimate it."""
         record = self.records[self.stack.pop()]
-        # With ``always_call`` PyTorch runs this hook from its exception handler with ``None`` as
-        # output; a new active exception (not one already active at the pre-hook) marks failure.
-        active = sys.exc_info()[1]
-        failed = output is None and active is not None and active is not record.pending_exception
-        record.pending_exception = None
-        if failed:
-            record.failed = True
-            record.output = FAILED
-            if self.on_failure is not None:
-                self._suspended(self.on_failure, self, record, module)
-            return
+        if kwargs:
+            # Global pre-hooks do not receive keyword arguments; they are described here.
+            record.input["kwargs"] = {k: describe(v) for k, v in kwargs.items()}
         record.output = describe(output)
         if self.estimator is not None:
             self._suspended(self.estimator, self, record, module, args, kwargs, output)
+
+    def fail(self, module: nn.Module) -> None:
+        """Post-hook of a call whose forward raised (the exception may be caught by a parent)."""
+        record = self.records[self.stack.pop()]
+        record.failed = True
+        record.output = FAILED
+        if self.on_failure is not None:
+            self._suspended(self.on_failure, self, record, module)
 
     def _suspended(self, fn: Callable[..., None], *args: Any) -> None:
         observer = self.observer
