@@ -153,7 +153,7 @@ class CallRecorder:
     # --- parameter attribution ----------------------------------------------------------------
 
     def _attribute(
-        self, params: list[nn.Parameter], buffers: list[Any]
+        self, params: tuple[nn.Parameter, ...], buffers: tuple[Any, ...]
     ) -> tuple[ParameterStats, BufferStats]:
         seen = self._seen_tensors
         trainable = frozen = p_bytes = 0
