@@ -202,11 +202,13 @@ def summary(
     mode: Mode = "full",
     custom_modules: Mapping[type[nn.Module], Any] | None = None,
     custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
+    operator_flops: bool = False,
 ) -> AnalysisReport:
     """Run :func:`crawl_module`, print the summary table to stdout and return the same report.
 
-    With ``strict=True`` the table is printed before :class:`IncompleteAnalysisError` is raised, so
-    the evidence is visible either way.
+    ``operator_flops=True`` adds a column with each call's inclusive operator FLOPs (a separate
+    method from the module-formula totals; never add the two). With ``strict=True`` the table is
+    printed before :class:`IncompleteAnalysisError` is raised, so the evidence is visible either way.
     """
     if wrap_mode not in ("mid", "no"):
         raise ValueError(f"wrap_mode must be 'mid' or 'no', got {wrap_mode!r}")
@@ -217,6 +219,13 @@ def summary(
     from torchscan.analysis.build import IncompleteAnalysisError
     from torchscan.views.table import format_table
 
+    table_options: dict[str, Any] = {
+        "wrap_mode": wrap_mode,
+        "max_depth": max_depth,
+        "receptive_field": receptive_field,
+        "effective_rf_stats": effective_rf_stats,
+        "operator_flops": operator_flops,
+    }
     try:
         report = crawl_module(
             module,
@@ -231,23 +240,7 @@ def summary(
             custom_mapping=custom_mapping,
         )
     except IncompleteAnalysisError as error:
-        print(
-            format_table(
-                error.report,
-                wrap_mode=wrap_mode,
-                max_depth=max_depth,
-                receptive_field=receptive_field,
-                effective_rf_stats=effective_rf_stats,
-            )
-        )
+        print(format_table(error.report, **table_options))
         raise
-    print(
-        format_table(
-            report,
-            wrap_mode=wrap_mode,
-            max_depth=max_depth,
-            receptive_field=receptive_field,
-            effective_rf_stats=effective_rf_stats,
-        )
-    )
+    print(format_table(report, **table_options))
     return report
