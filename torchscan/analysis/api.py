@@ -149,6 +149,8 @@ def _observe(
     else:
         recorder = CallRecorder(module, estimator=None, on_failure=record_failure)
     training = [(m, m.training) for m in recorder.modules]
+    # Flags are set through ``__dict__``: ``nn.Module.__setattr__`` costs microseconds per module,
+    # and the analysis changes nothing but the flags themselves.
     training_before = module.training
     gc_was_enabled = gc.isenabled()
     # Millions of small record dicts would trigger the cyclic collector repeatedly; records form
@@ -156,7 +158,9 @@ def _observe(
     gc.disable()
     try:
         recorder.install()
-        module.eval()
+        for submodule, flag in training:
+            if flag:
+                submodule.__dict__["training"] = False
         with torch.no_grad():
             if full:
                 observer = OperatorObserver(mapping)
@@ -171,10 +175,11 @@ def _observe(
     finally:
         recorder.remove()
         for submodule, flag in training:
-            submodule.training = flag
+            if submodule.__dict__.get("training") is not flag:
+                submodule.__dict__["training"] = flag
         if gc_was_enabled:
             gc.enable()
-    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+    tensors = inputs_mod.tensors_in((args, kwargs))
     return build_report(
         module,
         recorder,

@@ -18,21 +18,41 @@ def qualified_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+_DTYPE_NAMES: dict[torch.dtype, str] = {}
+_DEVICE_NAMES: dict[torch.device, str] = {}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``str(dtype)``, memoised: it runs for every tensor of every call."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
+def device_name(device: torch.device) -> str:
+    """``str(device)``, memoised."""
+    name = _DEVICE_NAMES.get(device)
+    if name is None:
+        name = _DEVICE_NAMES[device] = str(device)
+    return name
+
+
 def describe(value: Any) -> ValueMeta:
     """Recursive metadata of ``value``: shapes, dtypes and types, never contents or ``repr``."""
     if isinstance(value, torch.Tensor):
         if value.is_nested:
             return {
                 "kind": "nested_tensor",
-                "dtype": str(value.dtype),
-                "device": str(value.device),
+                "dtype": dtype_name(value.dtype),
+                "device": device_name(value.device),
                 "requires_grad": value.requires_grad,
             }
         return {
             "kind": "tensor",
             "shape": list(value.shape),
-            "dtype": str(value.dtype),
-            "device": str(value.device),
+            "dtype": dtype_name(value.dtype),
+            "device": device_name(value.device),
             "requires_grad": value.requires_grad,
         }
     if value is None:
@@ -57,6 +77,17 @@ def describe(value: Any) -> ValueMeta:
 
 
 FAILED: ValueMeta = {"kind": "failed"}
+
+
+def tensors_in(value: Any) -> list[torch.Tensor]:
+    """Every tensor inside ``value`` (tuples, lists and mapping values), depth first."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [t for item in value for t in tensors_in(item)]
+    if isinstance(value, Mapping):
+        return [t for item in value.values() for t in tensors_in(item)]
+    return []
 
 
 def validate_shape(shape: object) -> tuple[int, ...]:
