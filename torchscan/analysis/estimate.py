@@ -33,8 +33,15 @@ CALLS_METRIC = metric_result("complete", 1, unit="calls", scope="module_call", m
 def field_result(
     field: str, status: str, value: float | None = None, method: str = MODULE_FORMULA_METHOD
 ) -> MetricResult:
-    """A per-call estimate field with its unit and ``module_call`` scope."""
-    return metric_result(status, value, unit=FIELD_UNITS[field], scope="module_call", method=method)  # type: ignore[arg-type]
+    """A per-call estimate field with its unit and ``module_call`` scope (spatial fields signed)."""
+    return metric_result(
+        status,  # type: ignore[arg-type]
+        value,
+        unit=FIELD_UNITS[field],
+        scope="module_call",
+        method=method,
+        signed=field in SPATIAL_FIELDS,
+    )
 
 
 class _Outcome:
@@ -198,21 +205,7 @@ def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], ou
         triple = dict(zip(SPATIAL_FIELDS, outcome.value, strict=True))
         status = "partial" if outcome.warnings else "complete"
         for name in fields:
-            value = triple[name]
-            if value < 0:
-                # A transposed convolution's field is negative by convention (formulas.md A.6);
-                # MetricResults hold non-negative numbers, so the sign cannot be carried here.
-                metrics[name] = field_result(name, "unavailable")
-                record.diagnostics.append(
-                    diagnostic(
-                        "module_metric_error",
-                        f"{name} is negative ({value}) for this module and cannot be reported as a metric.",
-                        metric=name,
-                        path=path,
-                    )
-                )
-            else:
-                metrics[name] = field_result(name, status, value)
+            metrics[name] = field_result(name, status, triple[name])
         if outcome.warnings:
             record.diagnostics.append(
                 diagnostic("module_metric_warning", "; ".join(outcome.warnings), metric=first, path=path)

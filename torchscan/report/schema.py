@@ -64,12 +64,12 @@ class Diagnostic(TypedDict):
     operator: NotRequired[str]
 
 
-def _check_number(name: str, number: object) -> Number:
+def _check_number(name: str, number: object, signed: bool = False) -> Number:
     if isinstance(number, bool) or not isinstance(number, int | float):
         raise TypeError(f"MetricResult {name} must be an int or float, got {type(number).__name__}")
     if isinstance(number, float) and not math.isfinite(number):
         raise ValueError(f"MetricResult {name} must be finite, got {number!r}")
-    if number < 0:
+    if number < 0 and not signed:
         raise ValueError(f"MetricResult {name} must be >= 0, got {number!r}")
     return number
 
@@ -81,18 +81,23 @@ def metric_result(
     unit: str,
     scope: str,
     method: str,
+    signed: bool = False,
 ) -> MetricResult:
     """Build a :class:`MetricResult`, enforcing the status invariants.
 
     ``value`` is the complete value for ``complete``, the known lower bound for ``partial``, and
     must be ``None`` for ``unavailable``. A partial result's ``value`` key is always ``None``: its
     number lives in ``known_value`` and is never a coverage estimate.
+
+    Numbers must be finite and ``>= 0``, except with ``signed=True``, reserved for the spatial
+    fields (receptive field, effective stride/padding), whose documented conventions are signed:
+    a transposed convolution's field is ``-k`` and adaptive pooling's padding can be negative.
     """
     for label, text in (("unit", unit), ("scope", scope), ("method", method)):
         if not isinstance(text, str) or not text:
             raise ValueError(f"MetricResult {label} must be a non-empty string")
     if status == "complete":
-        number = _check_number("value", value)
+        number = _check_number("value", value, signed)
         return {
             "status": "complete",
             "value": number,
@@ -102,7 +107,7 @@ def metric_result(
             "method": method,
         }
     if status == "partial":
-        known = _check_number("known_value", value)
+        known = _check_number("known_value", value, signed)
         return {
             "status": "partial",
             "value": None,
@@ -274,8 +279,13 @@ class ReportDiff(TypedDict):
 
 # --- workloads (workloads.md) ---------------------------------------------------------------
 
+LatencyChange = Literal["faster", "slower", "within_variability", "unavailable"]
+ProfileStatus = Literal["not_requested", "unavailable", "partial", "complete"]
+
 
 class ProfileRow(TypedDict):
+    """One grouped profiler event; self times overlap and are never summed into a latency."""
+
     operator: str
     calls: int
     input_shapes: list[Any]
@@ -284,26 +294,63 @@ class ProfileRow(TypedDict):
     cpu_net_bytes: int
 
 
+class ProfileContext(TypedDict):
+    torch_version: str
+    device: str
+    method: str
+    operator_groups: int
+    limit: int
+    device_time_supported: bool
+
+
 class ProfileReport(TypedDict):
     """Hot operators of one instrumented call; diagnostic evidence, never timing."""
 
     schema_version: int
-    context: dict[str, Any]
+    context: ProfileContext
     operators: list[ProfileRow]
     diagnostics: list[Diagnostic]
 
 
+class BenchmarkContext(TypedDict):
+    """The 17 keys ``measure_latency`` records, plus ``profile_status`` from ``measure_workload``."""
+
+    torchscan_version: str
+    torch_version: str
+    python_version: str
+    platform: str
+    machine: str
+    processor: str
+    device: str
+    device_name: str
+    num_threads: int
+    num_interop_threads: int
+    cuda_version: str | None
+    inputs_source: Literal["caller_supplied", "not_provided"]
+    work_units: Number
+    work_unit: str
+    warmup: int
+    min_run_time: Number
+    min_repeats: int
+    profile_status: NotRequired[ProfileStatus]
+
+
 class BenchmarkMeasurement(TypedDict):
+    """Raw block durations (each covering ``number_per_run`` calls), not per-call values."""
+
     number_per_run: int
     raw_times_seconds: list[float]
     measured_calls: int
 
 
 class BenchmarkReport(TypedDict):
-    """Warmed block-average latency and throughput of one workload (workloads.md 5.4)."""
+    """Warmed block-average latency and throughput of one workload (workloads.md 5.4).
+
+    ``measurement`` is empty (``{}``) when ``measure_workload`` did not time the workload.
+    """
 
     schema_version: int
-    context: dict[str, Any]
+    context: BenchmarkContext
     inputs: ValueMeta
     totals: dict[str, MetricResult]
     measurement: BenchmarkMeasurement | dict[str, Any]
@@ -319,13 +366,13 @@ class ContextChange(TypedDict):
 
 
 class BenchmarkComparison(TypedDict):
-    """Checked before/after comparison of two benchmark reports (workloads.md 6)."""
+    """Checked before/after comparison of two benchmark reports: exactly eight keys (workloads.md 6.8)."""
 
     schema_version: int
     report_type: Literal["benchmark_comparison"]
-    output_check: Literal["passed", "failed"]
-    totals: dict[str, MetricDiff]
-    latency_change: str
-    context_changes: dict[str, ContextChange]
     before: BenchmarkReport
     after: BenchmarkReport
+    totals: dict[str, MetricDiff]
+    output_check: Literal["passed", "failed"]
+    latency_change: LatencyChange
+    context_changes: dict[str, ContextChange]
