@@ -1,0 +1,156 @@
+"""Shared vocabulary of the operator-level formulas and the B.7 dtype rules (formulas.md B.7–B.9).
+
+An operator formula receives what ``__torch_dispatch__`` received — the real positional ``args``,
+the real ``kwargs`` and the real output — and returns a Python ``int``. It reads shapes, dtypes,
+Python scalars and keyword options only: never tensor values (meta tensors work) and never a tensor
+operation (so nothing it does can be dispatched or counted).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+OperatorFormula = Callable[[tuple, dict, object], int]
+"""``formula(args, kwargs, out) -> int`` with the arguments and output as dispatched."""
+
+
+class UnsupportedOperatorFormula(Exception):
+    """A supplemental formula cannot describe this call; ``str(exc)`` is the spec's exact reason.
+
+    The engine turns it into an ``unsupported_operator_formula`` diagnostic and counts the call as 0
+    (a lower bound, never a complete zero).
+    """
+
+
+def arg(args: tuple, kwargs: dict, index: int, name: str, default: Any = None) -> Any:
+    """Return schema argument ``name`` (position ``index``), from kwargs, args, or ``default``."""
+    if name in kwargs:
+        return kwargs[name]
+    if len(args) > index:
+        return args[index]
+    return default
+
+
+def iter_tensors(obj: object) -> Iterator[torch.Tensor]:
+    """Yield the tensors of ``obj`` in a depth-first walk of tuples, lists and mapping values."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, (tuple, list)):
+        for item in obj:
+            yield from iter_tensors(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from iter_tensors(item)
+
+
+def first_tensor(obj: object) -> torch.Tensor | None:
+    """The first tensor of ``obj`` (depth-first), or ``None`` when it holds none."""
+    if isinstance(obj, torch.Tensor):
+        return obj
+    return next(iter_tensors(obj), None)
+
+
+def elements(obj: object) -> int:
+    """Element count of the first tensor of ``obj`` (0 when there is none), from its shape only."""
+    tensor = first_tensor(obj)
+    return 0 if tensor is None else math.prod(tensor.shape)
+
+
+def dim_size(tensor: torch.Tensor, dim: int) -> int:
+    """Size of ``tensor`` along ``dim``; a 0-d tensor behaves as one element along its only axis."""
+    return int(tensor.shape[dim]) if tensor.dim() > 0 else 1
+
+
+# --- B.7: dtype rules ----------------------------------------------------------------------------
+
+COMPLEX_REASON = "Supplemental FLOP formulas cover real arithmetic only."
+ROUNDED_DIVISION_REASON = "Rounded division is not covered by the scalar arithmetic formula."
+INTERPOLATION_REASON = "Interpolation FLOPs require floating inputs."
+
+DtypeRule = Callable[[tuple, dict], bool]
+"""``rule(args, kwargs)``: True to count the call, False for an integer/boolean call that counts 0;
+raises :class:`UnsupportedOperatorFormula` for complex values."""
+
+
+_FLOATING, _COMPLEX = 1, 2
+
+
+def _dtype_kind(dtype: torch.dtype) -> int:
+    return _COMPLEX if dtype.is_complex else _FLOATING if dtype.is_floating_point else 0
+
+
+def _value_kinds(obj: object) -> int:
+    """Bit mask of floating (1) / complex (2) tensors, Python scalars and dtypes inside ``obj``."""
+    if isinstance(obj, torch.Tensor):
+        return _dtype_kind(obj.dtype)
+    if isinstance(obj, (tuple, list)):
+        kinds = 0
+        for item in obj:
+            kinds |= _value_kinds(item)
+        return kinds
+    if isinstance(obj, dict):
+        return _value_kinds(tuple(obj.values()))
+    if isinstance(obj, torch.dtype):
+        return _dtype_kind(obj)
+    if isinstance(obj, complex):
+        return _COMPLEX
+    return _FLOATING if isinstance(obj, (float, torch.SymFloat)) else 0
+
+
+def _counts(values: tuple) -> bool:
+    """True when ``values`` involve floating values; raises for complex ones (B.7.2)."""
+    kinds = _value_kinds(values)
+    if kinds & _COMPLEX:
+        raise UnsupportedOperatorFormula(COMPLEX_REASON)
+    return bool(kinds & _FLOATING)
+
+
+def involves_floating(args: tuple, kwargs: dict) -> bool:
+    """B.7.1 default: any floating tensor argument (``out=`` buffers included), scalar or dtype."""
+    return _counts((args, kwargs))
+
+
+def promotes_integers(args: tuple, kwargs: dict) -> bool:
+    """``exp``/``sqrt``/``rsqrt`` always count: integers are promoted to floating results."""
+    _counts((args, kwargs))
+    return True
+
+
+def true_division(args: tuple, kwargs: dict) -> bool:
+    """``div`` counts always (promotion) unless rounded: integer rounding counts 0, floating raises."""
+    floating = _counts((args, kwargs))
+    if kwargs.get("rounding_mode") is None:
+        return True
+    if floating:
+        raise UnsupportedOperatorFormula(ROUNDED_DIVISION_REASON)
+    return False
+
+
+def filled_tensor(args: tuple, kwargs: dict) -> bool:
+    """``masked_fill``: only the filled tensor's dtype decides (not the mask, value or buffer)."""
+    return _counts((args[0],))
+
+
+def tensor_operands(args: tuple, kwargs: dict) -> bool:
+    """``addcmul``/``addcdiv``: the three tensor operands decide; coefficient and buffer do not."""
+    return _counts(tuple(args[:3]))
+
+
+def reduction_dtype(args: tuple, kwargs: dict) -> bool:
+    """``sum``/``mean``: requested ``dtype``, else the ``out`` buffer's dtype, else the input's."""
+    dtype = kwargs.get("dtype")
+    if dtype is None:
+        buffer = first_tensor(kwargs.get("out"))
+        dtype = (buffer if buffer is not None else args[0]).dtype
+    return _counts((dtype,))
+
+
+def floating_input(args: tuple, kwargs: dict) -> bool:
+    """Interpolation weights are real: a non-floating input is unsupported rather than free."""
+    if not _counts((args[0],)):
+        raise UnsupportedOperatorFormula(INTERPOLATION_REASON)
+    return True
