@@ -1,0 +1,95 @@
+"""measure_peak_rss (workloads.md 8.2): real child processes on Linux/macOS."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from torchscan.process import measure_peak_rss
+
+MIB = 1024**2
+supported = pytest.mark.skipif(
+    sys.platform not in ("linux", "darwin") or not hasattr(os, "wait4"), reason="Linux/macOS only"
+)
+
+
+@supported
+def test_large_child_and_independence() -> None:
+    small_before = measure_peak_rss([sys.executable, "-c", "pass"])
+    big = measure_peak_rss([sys.executable, "-c", "b = bytearray(200 * 1024 * 1024)"])
+    small_after = measure_peak_rss([sys.executable, "-c", "pass"])
+    assert big["status"] == "complete"
+    assert big["unit"] == "bytes"
+    assert big["scope"] == "child_process_lifetime"
+    assert big["method"] == "os.wait4.ru_maxrss"
+    assert type(big["value"]) is int
+    assert big["value"] >= 200 * MIB
+    for small in (small_before, small_after):
+        assert small["value"] < big["value"] - 150 * MIB
+
+
+@supported
+def test_child_does_not_inherit_the_callers_high_water_mark() -> None:
+    keep = bytearray(1024**3)
+    keep[::4096] = b"\x01" * len(range(0, len(keep), 4096))  # touch every page so it is resident
+    small = measure_peak_rss([sys.executable, "-c", "pass"])
+    assert small["value"] < 512 * MIB
+    if sys.platform == "linux":  # the hazard being avoided: a direct spawn reports about 1 GiB
+        pid = os.posix_spawn(sys.executable, [sys.executable, "-c", "pass"], os.environ)
+        _, _, usage = os.wait4(pid, 0)
+        assert usage.ru_maxrss * 1024 > 900 * MIB
+    del keep
+
+
+@supported
+def test_non_zero_exit_raises_called_process_error() -> None:
+    command = [sys.executable, "-c", "raise SystemExit(3)"]
+    with pytest.raises(subprocess.CalledProcessError) as caught:
+        measure_peak_rss(command)
+    assert caught.value.returncode == 3
+    assert caught.value.cmd == list(command)
+
+
+@supported
+def test_signal_gives_negative_return_code() -> None:
+    command = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"]
+    with pytest.raises(subprocess.CalledProcessError) as caught:
+        measure_peak_rss(command)
+    assert caught.value.returncode < 0
+
+
+@supported
+def test_unstartable_command_raises_os_error(tmp_path) -> None:
+    with pytest.raises(FileNotFoundError):
+        measure_peak_rss([str(tmp_path / "no-such-program")])
+    with pytest.raises(OSError):
+        measure_peak_rss([sys.executable, "-c", "pass"], cwd=tmp_path / "missing-directory")
+
+
+@pytest.mark.parametrize("command", ["python -c pass", b"python", [], [sys.executable, 3], (), None])
+def test_invalid_commands(command) -> None:
+    with pytest.raises(ValueError, match="sequence of strings"):
+        measure_peak_rss(command)
+
+
+def test_unsupported_platform_launches_nothing(monkeypatch, tmp_path) -> None:
+    marker = tmp_path / "marker"
+    monkeypatch.setattr(sys, "platform", "win32")
+    with pytest.raises(NotImplementedError, match="Linux and macOS"):
+        measure_peak_rss([sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"])
+    assert not marker.exists()
+
+
+@supported
+def test_streams_are_inherited_and_nothing_is_retained(capfd, tmp_path) -> None:
+    (tmp_path / "data.txt").write_text("from-cwd")
+    command = [sys.executable, "-c", "print('hello from child'); print(open('data.txt').read())"]
+    result = measure_peak_rss(command, cwd=tmp_path)
+    captured = capfd.readouterr()
+    assert "hello from child" in captured.out
+    assert "from-cwd" in captured.out
+    assert set(result) == {"status", "value", "known_value", "unit", "scope", "method"}
+    assert str(tmp_path) not in repr(result) and "hello" not in repr(result)

@@ -1,0 +1,229 @@
+"""``measure_latency``: warmed block-average latency and throughput of a workload (workloads.md 5)."""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from torchscan._version import __version__
+from torchscan.analysis.inputs import describe
+from torchscan.measure.device import Device, device_name, processor_name, resolve_device, synchronizer
+from torchscan.measure.locks import TIMING_LOCK
+from torchscan.measure.stats import block_statistics
+from torchscan.report.schema import (
+    SCHEMA_VERSION,
+    BenchmarkContext,
+    BenchmarkReport,
+    MetricResult,
+    metric_result,
+)
+
+TIMER_METHOD = "torch.utils.benchmark.Timer"
+FIRST_CALL_METHOD = "synchronized_perf_counter"
+TIMING_NAMES = ("first_call_latency", "latency", "latency_iqr", "throughput")
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    """Validated timing arguments, recorded as given in the report context."""
+
+    work_units: int | float
+    work_unit: str
+    warmup: int
+    min_run_time: int | float
+    min_repeats: int
+
+
+def _positive_finite(name: str, value: object) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name} must be a finite int or float > 0, got {type(value).__name__}")
+    try:
+        as_float = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite; {name}={value} is too large for a float") from None
+    if not math.isfinite(as_float) or as_float <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return value
+
+
+def validate_timing_settings(
+    work_units: object, work_unit: object, warmup: object, min_run_time: object, min_repeats: object
+) -> TimingSettings:
+    """Check the timing arguments in the order of workloads.md 5.1; ``ValueError`` names the parameter."""
+    units = _positive_finite("work_units", work_units)
+    run_time = _positive_finite("min_run_time", min_run_time)
+    if type(warmup) is not int or warmup < 0:
+        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
+    if type(min_repeats) is not int or min_repeats < 2:
+        raise ValueError(f"min_repeats must be an int >= 2, got {min_repeats!r}")
+    if not isinstance(work_unit, str) or not work_unit.strip():
+        raise ValueError(f"work_unit must be a non-blank string, got {work_unit!r}")
+    return TimingSettings(units, work_unit, warmup, run_time, min_repeats)
+
+
+def load_timer() -> Any:
+    """Import ``torch.utils.benchmark.Timer`` lazily (the seam tests replace to feed synthetic blocks)."""
+    try:
+        from torch.utils.benchmark import Measurement, Timer  # noqa: F401  (both must import)
+    except ImportError as error:
+        raise ImportError(
+            "TorchScan could not import PyTorch's benchmark utilities (torch.utils.benchmark). Install the "
+            "dependencies PyTorch needs or upgrade PyTorch; PyTorch 2.1 needs setuptools<70 and numpy<2."
+        ) from error
+    return Timer
+
+
+def timing_labels(name: str, work_unit: str) -> tuple[str, str, str]:
+    """``(unit, scope, method)`` of one of the four timing totals (workloads.md 5.4)."""
+    if name == "first_call_latency":
+        return "seconds", "first_call", FIRST_CALL_METHOD
+    if name in ("latency", "latency_iqr"):
+        return "seconds", "warmed_block_average", TIMER_METHOD
+    if name == "throughput":
+        return f"{work_unit}/s", "warmed_blocks", TIMER_METHOD
+    raise KeyError(name)
+
+
+def timing_result(name: str, value: float, work_unit: str) -> MetricResult:
+    """A complete timing total with its exact labels."""
+    unit, scope, method = timing_labels(name, work_unit)
+    return metric_result("complete", value, unit=unit, scope=scope, method=method)
+
+
+def benchmark_context(
+    device: Device, settings: TimingSettings, threads: int, inputs: object
+) -> BenchmarkContext:
+    """The 17-key context of a benchmark report; ``threads`` is the count read before timing."""
+    processor = processor_name()
+    return {
+        "torchscan_version": __version__,
+        "torch_version": str(torch.__version__),
+        "python_version": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": processor,
+        "device": device.name,
+        "device_name": device_name(device, processor),
+        "num_threads": threads,
+        "num_interop_threads": torch.get_num_interop_threads(),
+        "cuda_version": torch.version.cuda,
+        "inputs_source": "not_provided" if inputs is None else "caller_supplied",
+        "work_units": settings.work_units,
+        "work_unit": settings.work_unit,
+        "warmup": settings.warmup,
+        "min_run_time": settings.min_run_time,
+        "min_repeats": settings.min_repeats,
+    }
+
+
+def measure_latency(
+    workload: Callable[[], Any],
+    *,
+    device: str | torch.device,
+    inputs: object = None,
+    work_units: int | float = 1,
+    work_unit: str = "calls",
+    warmup: int = 5,
+    min_run_time: float = 0.2,
+    min_repeats: int = 5,
+) -> BenchmarkReport:
+    """Time ``workload`` on ``device``: one synchronised first call, ``warmup`` calls, then timed blocks.
+
+    ``latency`` is the median per-call average over blocks of ``number_per_run`` calls and
+    ``latency_iqr`` the spread of those averages; ``throughput`` is ``work_units`` per second of the
+    measured calls. Every block boundary synchronises the device. ``inputs`` is only described in the
+    report (shapes and dtypes, never values) and is never passed to the workload. The raw block
+    durations are kept under ``measurement``.
+
+    What these numbers do NOT mean: block averages say nothing about single requests (no
+    p50/p95/p99); first-call time covers one synchronised call, not Python start-up or model loading,
+    and subtracting latency from it does not isolate a start-up cost; throughput is this process
+    running calls back to back, not a serving system or another machine; timing says nothing about
+    FLOPs, memory or output quality. Other PyTorch work running concurrently in this process disturbs
+    the figures.
+
+    Raises ``TypeError``/``ValueError`` for bad arguments, ``RuntimeError``/``NotImplementedError``
+    for the device and ``ImportError`` when ``torch.utils.benchmark`` is broken, all before the first
+    call; ``RuntimeError`` for non-positive durations or throughput. Workload exceptions propagate
+    unchanged.
+    """
+    if not callable(workload):
+        raise TypeError("workload must be callable")
+    settings = validate_timing_settings(work_units, work_unit, warmup, min_run_time, min_repeats)
+    resolved = resolve_device(device)
+    timer_class = load_timer()
+    metadata = describe(inputs)
+    first_call, number_per_run, blocks, threads = _run_timed(workload, resolved, settings, timer_class)
+
+    if not all(math.isfinite(t) and t > 0 for t in (first_call, *blocks)):
+        raise RuntimeError(
+            f"Timing produced non-positive or non-finite durations (first call {first_call!r}, blocks "
+            f"{blocks!r}); the clock may be too coarse or patched."
+        )
+    stats = block_statistics(blocks, number_per_run, settings.work_units)
+    if not (math.isfinite(stats.throughput) and stats.throughput > 0):
+        raise RuntimeError(
+            f"Throughput is not a finite positive number ({stats.throughput!r}); check work_units "
+            f"({settings.work_units!r})."
+        )
+    unit = settings.work_unit
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "context": benchmark_context(resolved, settings, threads, inputs),
+        "inputs": metadata,
+        "totals": {
+            "first_call_latency": timing_result("first_call_latency", first_call, unit),
+            "latency": timing_result("latency", stats.latency, unit),
+            "latency_iqr": timing_result("latency_iqr", stats.latency_iqr, unit),
+            "throughput": timing_result("throughput", stats.throughput, unit),
+        },
+        "measurement": {
+            "number_per_run": number_per_run,
+            "raw_times_seconds": blocks,
+            "measured_calls": stats.measured_calls,
+        },
+    }
+
+
+def _run_timed(
+    workload: Callable[[], Any], device: Device, settings: TimingSettings, timer_class: Any
+) -> tuple[float, int, list[float], int]:
+    """The timed section (workloads.md 5.2), under the timing lock.
+
+    Returns ``(first_call, number_per_run, block durations, threads)``.
+    """
+    sync = synchronizer(device)
+
+    def clock() -> float:
+        sync()
+        return time.perf_counter()
+
+    with TIMING_LOCK:
+        threads = torch.get_num_threads()
+        try:
+            start = clock()
+            workload()
+            first_call = clock() - start
+            for _ in range(settings.warmup):
+                workload()
+            timer = timer_class(
+                stmt="workload()", globals={"workload": workload}, timer=clock, num_threads=threads
+            )
+            measurement = timer.blocked_autorange(min_run_time=settings.min_run_time)
+            number_per_run = int(measurement.number_per_run)
+            blocks = [float(t) for t in measurement.raw_times]
+            while len(blocks) < settings.min_repeats:
+                extra = timer.timeit(number_per_run)
+                if not extra.raw_times:
+                    raise RuntimeError("torch.utils.benchmark.Timer.timeit returned no timed block")
+                blocks.extend(float(t) for t in extra.raw_times)
+        finally:
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+    return first_call, number_per_run, blocks, threads

@@ -1,0 +1,137 @@
+"""``profile_workload``: hot operators of one separate, instrumented call (workloads.md 4).
+
+A profile is diagnostic evidence, never timing: self times are instrumented and overlap, net bytes
+are not peaks, and a missing device time is unknown rather than zero.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from torchscan.measure.device import Device, resolve_device, synchronizer
+from torchscan.measure.locks import MEMORY_LOCK
+from torchscan.report.diagnostics import diagnostic
+from torchscan.report.schema import SCHEMA_VERSION, Diagnostic, ProfileReport, ProfileRow
+
+PROFILE_METHOD = "torch.profiler.profile"
+
+
+def profile_workload(
+    workload: Callable[[], Any],
+    *,
+    device: str | torch.device,
+    trace_path: str | os.PathLike[str] | None = None,
+    limit: int = 20,
+) -> ProfileReport:
+    """Call ``workload`` once under ``torch.profiler`` and rank its grouped operator events.
+
+    Rows give each event's call count, input shapes, self CPU seconds, self device seconds (``None``
+    when the profiler cannot see the device: unknown, not zero) and net CPU bytes (allocations minus
+    frees). Rows are sorted by device self time when available, else CPU self time, and cut to
+    ``limit``. With ``trace_path`` a Chrome trace is written there (never overwritten; the path is not
+    recorded in the report).
+
+    What these numbers do NOT mean: instrumented self times overlap and must not be summed into a
+    model latency or quoted as clean timing; net bytes are not peaks; a hot operator shows where this
+    one instrumented call spent time and promises no gain from changing it. Judge a change with fresh
+    ``measure_latency`` runs plus an output check.
+
+    Raises ``TypeError`` (not callable), ``ValueError`` (bad ``limit``), ``RuntimeError`` /
+    ``NotImplementedError`` (device), ``FileExistsError`` (``trace_path`` exists) before the workload
+    runs; the workload's own exception propagates unchanged.
+    """
+    if not callable(workload):
+        raise TypeError("workload must be callable")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+    resolved = resolve_device(device)
+    profiler = torch.profiler
+    activities = [profiler.ProfilerActivity.CPU]
+    device_time_supported = False
+    if resolved.type == "cuda" and profiler.ProfilerActivity.CUDA in profiler.supported_activities():
+        activities.append(profiler.ProfilerActivity.CUDA)
+        device_time_supported = True
+    sync = synchronizer(resolved)
+    with MEMORY_LOCK:
+        if trace_path is not None and os.path.lexists(trace_path):
+            raise FileExistsError(
+                f"trace_path already exists and is never overwritten: {os.fspath(trace_path)}"
+            )
+        sync()
+        with profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
+            workload()
+            sync()
+        events = prof.key_averages(group_by_input_shape=True)
+        if trace_path is not None:
+            prof.export_chrome_trace(os.fspath(trace_path))
+    rows = [_row(event, device_time_supported) for event in events]
+    # sorted(reverse=True) is stable: equal times keep the profiler's order.
+    if device_time_supported:
+        ranked = sorted(rows, key=lambda row: row["device_self_seconds"] or 0.0, reverse=True)
+    else:
+        ranked = sorted(rows, key=lambda row: row["cpu_self_seconds"], reverse=True)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "context": {
+            "torch_version": str(torch.__version__),
+            "device": resolved.name,
+            "method": PROFILE_METHOD,
+            "operator_groups": len(rows),
+            "limit": limit,
+            "device_time_supported": device_time_supported,
+        },
+        "operators": ranked[:limit],
+        "diagnostics": _diagnostics(resolved, device_time_supported),
+    }
+
+
+def _row(event: Any, device_time_supported: bool) -> ProfileRow:
+    device_seconds: float | None = None
+    if device_time_supported:
+        device_us = getattr(event, "self_device_time_total", None)
+        if device_us is None:  # PyTorch before the device-neutral names
+            device_us = event.self_cuda_time_total
+        device_seconds = float(device_us) / 1e6
+    return {
+        "operator": str(event.key),
+        "calls": int(event.count),
+        "input_shapes": _json_shapes(event.input_shapes),
+        "cpu_self_seconds": float(event.self_cpu_time_total) / 1e6,
+        "device_self_seconds": device_seconds,
+        "cpu_net_bytes": int(event.self_cpu_memory_usage),
+    }
+
+
+def _json_shapes(shapes: Any) -> Any:
+    """Recorded input shapes as nested lists of ints; anything that is not a shape becomes ``None``."""
+    if isinstance(shapes, list | tuple):
+        return [_json_shapes(item) for item in shapes]
+    if isinstance(shapes, int) and not isinstance(shapes, bool):
+        return int(shapes)
+    return None
+
+
+def _diagnostics(device: Device, device_time_supported: bool) -> list[Diagnostic]:
+    if device.type == "mps":
+        return [
+            diagnostic(
+                "mps_gpu_trace_unavailable",
+                "Rows describe CPU-side dispatch only; torch.profiler has no MPS device activity. Use "
+                "torch.mps.profiler with Instruments for GPU traces.",
+                metric="device_time",
+            )
+        ]
+    if device.type == "cuda" and not device_time_supported:
+        return [
+            diagnostic(
+                "cuda_gpu_trace_unavailable",
+                "The installed PyTorch profiler lacks the CUDA activity: device self times are unknown "
+                "and rows describe CPU-side dispatch only.",
+                metric="device_time",
+            )
+        ]
+    return []

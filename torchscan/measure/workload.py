@@ -1,0 +1,292 @@
+"""``measure_workload`` (preview extension): one report, several separate passes (workloads.md 7).
+
+Timing, operator FLOPs, PyTorch peak memory, an optional operator profile and an optional child-process
+RSS are collected in that order, each in its own pass on the same callable. The passes are never
+combined: each total keeps its own unit, scope and method.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import torch
+
+from torchscan.analysis.inputs import describe
+from torchscan.measure import latency as timing
+from torchscan.measure.device import Device, resolve_device
+from torchscan.measure.profile import profile_workload
+from torchscan.process.memory import NoMemoryEventsError, measure_peak_memory
+from torchscan.process.rss import measure_peak_rss, validate_command
+from torchscan.report.diagnostics import diagnostic
+from torchscan.report.schema import (
+    NOT_REQUESTED,
+    SCHEMA_VERSION,
+    BenchmarkReport,
+    Diagnostic,
+    MetricResult,
+    ProfileStatus,
+    metric_result,
+)
+
+METRICS = ("flops", "latency", "throughput", "memory")
+UNAVAILABLE = "unavailable"
+# Collector limitations recorded as unavailable; anything else a collector raises propagates.
+LIMITATIONS = (NotImplementedError, ImportError, NoMemoryEventsError)
+MEMORY_LABELS = {  # device type -> (scope, method) of peak_memory, complete or not
+    "cpu": ("pytorch_tensor_bytes", "torch.profiler.memory_timeline"),
+    "cuda": ("pytorch_reserved_bytes", "torch.cuda.max_memory_reserved"),
+    "mps": ("pytorch_reserved_bytes", "torch.accelerator.memory.max_memory_reserved"),
+}
+RSS_LABELS = ("bytes", "child_process_lifetime")
+
+T = TypeVar("T")
+
+
+class _TrackedWorkload:
+    """Calls the caller's workload and remembers the exception that escaped it.
+
+    A collector limitation (say ``NotImplementedError``) is told apart from the very same exception
+    type raised by the workload itself by identity: the workload's own exceptions always propagate.
+    """
+
+    def __init__(self, workload: Callable[[], Any]) -> None:
+        self.workload = workload
+        self.error: BaseException | None = None
+
+    def __call__(self) -> Any:
+        try:
+            return self.workload()
+        except BaseException as error:
+            self.error = error
+            raise
+
+
+def measure_workload(
+    workload: Callable[[], Any],
+    *,
+    device: str | torch.device,
+    inputs: object = None,
+    metrics: Sequence[str] = ("flops", "latency", "throughput", "memory"),
+    work_units: int | float = 1,
+    work_unit: str = "samples",
+    warmup: int = 5,
+    min_run_time: float = 0.2,
+    min_repeats: int = 5,
+    profile: bool = False,
+    rss_command: Sequence[str] | None = None,
+    print_summary: bool = False,
+) -> BenchmarkReport:
+    """Measure one workload in separate passes and return a ``BenchmarkReport`` with seven totals.
+
+    Passes, in order: timing (``measure_latency``, when ``latency`` or ``throughput`` is selected),
+    operator FLOPs (``measure_flops``), PyTorch peak memory (``measure_peak_memory``), the operator
+    profile (``profile=True``) and the peak RSS of ``rss_command`` run as a fresh child process. A
+    metric not selected is ``unavailable`` with method ``not_requested``; a collector that cannot run
+    here (``NotImplementedError``, ``ImportError``, no CPU memory events) leaves its metric
+    ``unavailable`` and adds a ``measurement_unavailable`` diagnostic. The workload's own exceptions
+    propagate unchanged. ``print_summary=True`` prints a terminal summary; the report is the data.
+
+    What these numbers do NOT mean: each total only means what its collector means (block-average
+    latency is not a request percentile; operator FLOPs are not FLOP/s; ``peak_memory`` is one call's
+    PyTorch-tracked or allocator bytes, not RSS; ``process_peak_rss`` is the lifetime peak of a
+    separate process that runs ``rss_command``, including interpreter start and imports, not of this
+    callable). They are never added or combined, and no state is reset between passes.
+    """
+    if not callable(workload):
+        raise TypeError("workload must be callable")
+    settings = timing.validate_timing_settings(work_units, work_unit, warmup, min_run_time, min_repeats)
+    selected = _validate_metrics(metrics)
+    command = None if rss_command is None else validate_command(rss_command, name="rss_command")
+    resolved = resolve_device(device)
+    tracked = _TrackedWorkload(workload)
+    diagnostics: list[Diagnostic] = []
+
+    def collect(metric: str, call: Callable[[], T]) -> T | None:
+        try:
+            return call()
+        except LIMITATIONS as error:
+            if error is tracked.error:
+                raise
+            diagnostics.append(diagnostic("measurement_unavailable", str(error), metric=metric))
+            return None
+
+    timed = None
+    # The timer gets the bare callable so no wrapper frame is timed; the timing collector's only
+    # limitation (broken torch.utils.benchmark) is probed first, so any NotImplementedError or
+    # ImportError escaping measure_latency afterwards came from the workload and propagates.
+    if selected & {"latency", "throughput"} and collect("latency", timing.load_timer) is not None:
+        timed = timing.measure_latency(
+            workload,
+            device=resolved.name,
+            inputs=inputs,
+            work_units=settings.work_units,
+            work_unit=settings.work_unit,
+            warmup=settings.warmup,
+            min_run_time=settings.min_run_time,
+            min_repeats=settings.min_repeats,
+        )
+    flops = collect("operator_flops", lambda: _measure_flops(tracked)) if "flops" in selected else None
+    if flops is not None:
+        diagnostics.extend(copy.deepcopy(flops["diagnostics"]))
+    memory = None
+    if "memory" in selected:
+        memory = collect("peak_memory", lambda: measure_peak_memory(tracked, device=resolved.name))
+    profiled = (
+        collect("profile", lambda: profile_workload(tracked, device=resolved.name)) if profile else None
+    )
+    if profiled is not None:
+        diagnostics.extend(copy.deepcopy(profiled["diagnostics"]))
+    rss = collect("process_peak_rss", lambda: measure_peak_rss(command)) if command is not None else None
+
+    if timed is not None:
+        context = timed["context"]
+    else:
+        context = timing.benchmark_context(resolved, settings, torch.get_num_threads(), inputs)
+    context["profile_status"] = _profile_status(profile, profiled)
+    totals = _timing_totals(selected, timed, settings.work_unit)
+    totals["operator_flops"] = _flops_total("flops" in selected, flops)
+    totals["peak_memory"] = _memory_total("memory" in selected, memory, resolved)
+    totals["process_peak_rss"] = _rss_total(command is not None, rss)
+    report: BenchmarkReport = {
+        "schema_version": SCHEMA_VERSION,
+        "context": context,
+        "inputs": timed["inputs"] if timed is not None else describe(inputs),
+        "totals": totals,
+        "measurement": timed["measurement"] if timed is not None else {},
+    }
+    if flops is not None:
+        report["operator_flops"] = flops
+    if memory is not None:
+        report["memory"] = memory
+    if profiled is not None:
+        report["profile"] = profiled
+    report["diagnostics"] = diagnostics
+    if print_summary:
+        print(format_summary(report))
+    return report
+
+
+def _measure_flops(workload: Callable[[], Any]) -> Any:
+    from torchscan.measure.flops import measure_flops  # lazy: operator counting is heavy to import
+
+    return measure_flops(workload)
+
+
+def _validate_metrics(metrics: object) -> set[str]:
+    allowed = ", ".join(METRICS)
+    if isinstance(metrics, str | bytes) or not isinstance(metrics, Sequence):
+        raise ValueError(f"metrics must be a sequence of metric names (allowed: {allowed}), got {metrics!r}")
+    unknown = [name for name in metrics if not isinstance(name, str) or name not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metrics {unknown!r}; allowed: {allowed}")
+    return set(metrics)
+
+
+def _profile_status(requested: bool, profiled: Any) -> ProfileStatus:
+    if not requested:
+        return "not_requested"
+    if profiled is None:
+        return "unavailable"
+    return "partial" if profiled["diagnostics"] else "complete"
+
+
+def _timing_totals(selected: set[str], timed: Any, work_unit: str) -> dict[str, MetricResult]:
+    totals: dict[str, MetricResult] = {}
+    for name in timing.TIMING_NAMES:
+        wanted = "throughput" if name == "throughput" else "latency"
+        if wanted in selected and timed is not None:
+            totals[name] = dict(timed["totals"][name])  # type: ignore[assignment]
+            continue
+        unit, scope, _ = timing.timing_labels(name, work_unit)
+        method = UNAVAILABLE if wanted in selected else NOT_REQUESTED
+        totals[name] = metric_result("unavailable", unit=unit, scope=scope, method=method)
+    return totals
+
+
+def _flops_total(requested: bool, flops: Any) -> MetricResult:
+    if flops is not None:
+        return dict(flops["total"])  # type: ignore[return-value]
+    method = UNAVAILABLE if requested else NOT_REQUESTED
+    return metric_result("unavailable", unit="FLOPs", scope="workload", method=method)
+
+
+def _memory_total(requested: bool, memory: Any, device: Device) -> MetricResult:
+    if not requested:
+        return metric_result("unavailable", unit="bytes", scope="workload", method=NOT_REQUESTED)
+    scope, method = MEMORY_LABELS[device.type]
+    if memory is None:  # keeps the backend labels so complete and unavailable runs stay comparable
+        return metric_result("unavailable", unit="bytes", scope=scope, method=method)
+    return metric_result("complete", memory["peak_bytes"], unit="bytes", scope=scope, method=method)
+
+
+def _rss_total(requested: bool, rss: MetricResult | None) -> MetricResult:
+    if rss is not None:
+        return rss
+    unit, scope = RSS_LABELS
+    return metric_result(
+        "unavailable", unit=unit, scope=scope, method=UNAVAILABLE if requested else NOT_REQUESTED
+    )
+
+
+# --- terminal summary (a view of the report; nothing may parse it) -------------------------------
+
+_SUMMARY_LABELS = {
+    "first_call_latency": "first call latency",
+    "latency": "latency (block median)",
+    "latency_iqr": "latency IQR",
+    "throughput": "throughput",
+    "operator_flops": "operator FLOPs",
+    "peak_memory": "PyTorch peak memory",
+    "process_peak_rss": "process peak RSS",
+}
+_SCOPE_NOTES = {
+    "pytorch_tensor_bytes": "scope: tracked CPU tensors of one call (not RSS)",
+    "pytorch_reserved_bytes": "scope: device caching allocator, process-wide (not total device memory)",
+    "child_process_lifetime": "scope: fresh child process, whole lifetime (not this callable)",
+}
+
+
+def format_summary(report: BenchmarkReport) -> str:
+    """The terminal summary of a ``measure_workload`` report (workloads.md 7.6)."""
+    context = report["context"]
+    lines = [f"TorchScan workload measurement: device {context['device']}, {context['num_threads']} threads"]
+    for name, label in _SUMMARY_LABELS.items():
+        result = report["totals"][name]
+        lines.append(f"  {label:<24} {_format_value(result)}")
+        if result["status"] != "unavailable" and result["scope"] in _SCOPE_NOTES:
+            lines.append(f"  {'':<24} {_SCOPE_NOTES[result['scope']]}")
+    lines.append(
+        f"  {'operator profile':<24} {context.get('profile_status', 'not_requested')} "
+        "(separate instrumented pass; not timing)"
+    )
+    diagnostics = report.get("diagnostics", [])
+    lines.append(f"  diagnostics: {len(diagnostics)}")
+    lines.extend(f"    {entry['metric']}: {entry['message']}" for entry in diagnostics)
+    return "\n".join(lines)
+
+
+def _format_value(result: MetricResult) -> str:
+    if result["status"] == "unavailable":
+        reason = "not requested" if result["method"] == NOT_REQUESTED else "see diagnostics"
+        return f"unavailable ({reason})"
+    number = result["value"] if result["status"] == "complete" else result["known_value"]
+    assert number is not None
+    unit = result["unit"]
+    if unit == "seconds":
+        text = f"{number * 1e3:.4g} ms"
+    elif unit == "bytes":
+        text = f"{number / 2**20:.2f} MiB ({number:,} bytes)"
+    elif unit == "FLOPs":
+        text = _si(number, "FLOPs")
+    else:
+        text = f"{number:,.6g} {unit}"
+    return text if result["status"] == "complete" else f"known ≥ {text} (partial: lower bound)"
+
+
+def _si(number: float, unit: str) -> str:
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(number) >= factor:
+            return f"{number / factor:.3f} {prefix}{unit}"
+    return f"{number:g} {unit}"

@@ -1,0 +1,187 @@
+"""``measure_peak_memory``: PyTorch peak memory of exactly one workload call (workloads.md 2).
+
+CPU figures come from the profiler's memory timeline (tracked tensor bytes); CUDA and MPS figures come
+from the caching allocator's reserved-bytes counters. Neither is process RSS nor total device memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable
+from typing import Any, cast
+
+import torch
+
+from torchscan.measure.device import Device, resolve_device
+from torchscan.measure.locks import MEMORY_LOCK
+
+_ALLOCATOR_FUNCTIONS = (
+    "memory_reserved",
+    "reset_peak_memory_stats",
+    "max_memory_reserved",
+    "max_memory_allocated",
+)
+
+
+class NoMemoryEventsError(RuntimeError):
+    """The CPU timeline had no point: the workload produced no PyTorch-tracked CPU memory event."""
+
+
+def measure_peak_memory(workload: Callable[[], Any], *, device: str | torch.device) -> dict[str, str | int]:
+    """Call ``workload`` once and return PyTorch's byte statistics for that call on ``device``.
+
+    CPU (``metric "pytorch_tensor_bytes"``): ``baseline_bytes`` is the first point of the profiler's
+    memory timeline (tensors already resident, such as parameters and inputs, count), ``peak_bytes``
+    the largest point, ``delta_bytes = peak - baseline``. CUDA/MPS (``"pytorch_reserved_bytes"``):
+    reserved bytes before the call, the allocator's reserved peak during it, and
+    ``allocated_peak_bytes`` (live tensors). The allocator cache is never emptied; only its peak
+    counters are reset.
+
+    What these numbers do NOT mean: ``peak_bytes`` is not an increment (``delta_bytes`` is); CPU
+    figures exclude the Python heap and third-party native allocations and are not process RSS;
+    accelerator figures are process-global allocator state (unrelated allocations in this process
+    count), not total device memory, driver memory or other processes. Two results compare only when
+    hardware, PyTorch, inputs, model, gradient/optimizer state and allocator warm-up all match. No
+    memory budget is implied.
+
+    Raises ``TypeError`` (not callable), ``RuntimeError`` (unavailable device, or
+    :class:`NoMemoryEventsError` when the CPU timeline is empty), ``NotImplementedError`` (other
+    device types, missing allocator APIs); the workload's own exception propagates unchanged.
+    """
+    if not callable(workload):
+        raise TypeError("workload must be callable")
+    resolved = resolve_device(device)
+    if resolved.type == "cpu":
+        return _cpu_peak(workload)
+    if resolved.type == "cuda":
+        return _cuda_peak(workload, resolved)
+    return _mps_peak(workload, resolved)
+
+
+# --- CPU: profiler memory timeline --------------------------------------------------------------
+
+
+def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
+    profiler = torch.profiler
+    with MEMORY_LOCK:
+        handle, path = tempfile.mkstemp(prefix="torchscan-memory-", suffix=".json")
+        os.close(handle)
+        try:
+            with profiler.profile(
+                activities=[profiler.ProfilerActivity.CPU],
+                profile_memory=True,
+                record_shapes=True,
+                with_stack=True,
+            ) as prof:
+                workload()
+            sums = _timeline_sums(prof, path)
+        finally:
+            os.unlink(path)
+    if not sums:
+        raise NoMemoryEventsError(
+            "no memory timeline points for 'cpu': the workload produced no PyTorch-tracked CPU memory "
+            f"event (PyTorch {torch.__version__})"
+        )
+    baseline = sums[0]
+    peak = max(sums)
+    return {
+        "device": "cpu",
+        "metric": "pytorch_tensor_bytes",
+        "baseline_bytes": baseline,
+        "peak_bytes": peak,
+        "delta_bytes": peak - baseline,
+    }
+
+
+def _timeline_sums(prof: Any, path: str) -> list[int]:
+    """Per-point byte sums of the exported CPU memory timeline ``[times, [sizes by category]]``.
+
+    ``export_memory_timeline`` is the only public route to these figures (the alternative its
+    deprecation names is CUDA-only), so its ``FutureWarning`` is silenced for this call alone.
+    """
+    export = getattr(prof, "export_memory_timeline", None)
+    if not callable(export):
+        raise NotImplementedError(
+            "torch.profiler.profile.export_memory_timeline is missing; CPU peak memory for 'cpu' needs it "
+            f"(PyTorch {torch.__version__})"
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        export(path, device="cpu")
+    with open(path, encoding="utf-8") as exported:
+        times, sizes = json.load(exported)
+    if len(times) != len(sizes):
+        raise RuntimeError("the profiler's memory timeline has mismatched time and size lists")
+    return [int(sum(point)) for point in sizes]
+
+
+# --- CUDA and MPS: caching-allocator counters ---------------------------------------------------
+
+
+def _cuda_peak(workload: Callable[[], Any], device: Device) -> dict[str, str | int]:
+    names = ("synchronize", *_ALLOCATOR_FUNCTIONS)
+    functions: dict[str, Any] = {name: getattr(torch.cuda, name, None) for name in names}
+    _require(_missing(functions, "torch.cuda"), device.name)
+    sync = functions["synchronize"]
+    target = device.torch_device
+    with MEMORY_LOCK:
+        sync(target)
+        baseline = int(functions["memory_reserved"](target))
+        functions["reset_peak_memory_stats"](target)
+        workload()
+        sync(target)
+        peak = int(functions["max_memory_reserved"](target))
+        allocated_peak = int(functions["max_memory_allocated"](target))
+    return _allocator_result(device.name, baseline, peak, allocated_peak)
+
+
+def _mps_peak(workload: Callable[[], Any], device: Device) -> dict[str, str | int]:
+    memory = getattr(getattr(torch, "accelerator", None), "memory", None)
+    functions: dict[str, Any] = {name: getattr(memory, name, None) for name in _ALLOCATOR_FUNCTIONS}
+    mps_sync = getattr(getattr(torch, "mps", None), "synchronize", None)
+    missing = _missing({"synchronize": mps_sync}, "torch.mps")
+    _require(missing + _missing(functions, "torch.accelerator.memory"), device.name)
+    sync = cast(Callable[[], None], mps_sync)
+    target = device.torch_device
+    with MEMORY_LOCK:
+        sync()
+        try:
+            baseline = int(functions["memory_reserved"](target))
+            functions["reset_peak_memory_stats"](target)
+        except (NotImplementedError, RuntimeError) as error:
+            required = ", ".join(f"torch.accelerator.memory.{name}" for name in _ALLOCATOR_FUNCTIONS)
+            raise NotImplementedError(
+                f"Peak memory for 'mps' needs {required}, which this PyTorch does not implement for MPS "
+                f"(PyTorch {torch.__version__}): {error}"
+            ) from error
+        workload()
+        sync()
+        peak = int(functions["max_memory_reserved"](target))
+        allocated_peak = int(functions["max_memory_allocated"](target))
+    return _allocator_result(device.name, baseline, peak, allocated_peak)
+
+
+def _missing(functions: dict[str, Any], namespace: str) -> list[str]:
+    return [f"{namespace}.{name}" for name, function in functions.items() if not callable(function)]
+
+
+def _require(missing: list[str], device: str) -> None:
+    if missing:
+        raise NotImplementedError(
+            f"Peak memory for '{device}' needs missing PyTorch APIs: {', '.join(missing)} "
+            f"(PyTorch {torch.__version__})"
+        )
+
+
+def _allocator_result(device: str, baseline: int, peak: int, allocated_peak: int) -> dict[str, str | int]:
+    return {
+        "device": device,
+        "metric": "pytorch_reserved_bytes",
+        "baseline_bytes": baseline,
+        "peak_bytes": peak,
+        "delta_bytes": peak - baseline,
+        "allocated_peak_bytes": allocated_peak,
+    }
