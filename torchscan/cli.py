@@ -1,0 +1,471 @@
+"""The ``torchscan`` command line (cli.md): a thin view over the library's report objects.
+
+Exit statuses: 0 success (partial results included unless ``--strict``), 1 the model or workload
+raised (traceback printed), 2 usage error (one line, no traceback), 3 ``--strict`` and incomplete
+(report files are still written). This is the only module of TorchScan that prints or writes
+files; outputs are written atomically and never over an input file. Library APIs are imported
+inside the commands so ``torchscan --help`` does not import torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from torchscan import cli_format as fmt
+from torchscan.cli_parser import build_parser
+from torchscan.cli_targets import UsageError
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from torchscan.cli_targets import InputSpec, Target
+
+EXIT_OK = 0
+EXIT_MODEL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+
+BENCHMARK_REFUSAL = (
+    "timing reports cannot be compared here: torchscan.compare_benchmarks(before, after, check=...) "
+    "needs an output check (a function that runs both workloads and compares their outputs), "
+    "which only Python code can supply"
+)
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    with contextlib.suppress(OSError):
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def _check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | None]) -> None:
+    """Refuse (status 2) outputs that name an input, each other, a directory or a missing folder."""
+    chosen: dict[str, Path] = {}
+    for option, value in outputs.items():
+        if value is None or value == "-":
+            continue
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"{option} {value!r} is a directory; give a file path")
+        if not path.resolve().parent.is_dir():
+            raise UsageError(f"{option} {value!r}: directory {str(path.parent)!r} does not exist")
+        for source in inputs:
+            if source is not None and _same_file(path, source):
+                raise UsageError(f"{option} {value!r} is an input file; refusing to overwrite it")
+        for other, other_path in chosen.items():
+            if _same_file(path, other_path):
+                raise UsageError(f"{option} and {other} name the same file {value!r}")
+        chosen[option] = path
+
+
+def _write(destination: str, text: str) -> None:
+    """Write ``text`` to stdout (``-``) or atomically to a file (temporary file, then rename)."""
+    if destination == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(destination)
+    try:
+        if target.exists():
+            mode = target.stat().st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        fd, temporary = tempfile.mkstemp(
+            dir=target.resolve().parent, prefix=f".{target.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise UsageError(f"cannot write {destination!r}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    print(f"wrote {destination}", file=sys.stderr)
+
+
+def _dump(report: Any) -> str:
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"non-finite number {name} is not valid report JSON")
+
+
+def _load_report(path: str) -> dict[str, Any]:
+    """Read a saved report; unreadable or invalid JSON is a usage error (status 2)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise UsageError(f"cannot read report {path!r}: {reason}") from None
+    try:
+        report = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as error:  # json.JSONDecodeError is a ValueError
+        raise UsageError(f"report {path!r} is not valid JSON: {error}") from None
+    if not isinstance(report, dict):
+        raise UsageError(f"report {path!r} is not a JSON object")
+    return report
+
+
+def _human_stream(*json_outputs: str | None) -> TextIO:
+    """Tables go to stderr when a JSON output goes to stdout, so stdout stays parseable."""
+    return sys.stderr if "-" in json_outputs else sys.stdout
+
+
+def _render(report: Any, fmt_name: str, **options: Any) -> str:
+    from torchscan import render_report
+
+    return render_report(report, format=fmt_name, **options)
+
+
+def _write_renderings(report: Any, args: argparse.Namespace, **options: Any) -> None:
+    for option in ("html", "svg"):
+        destination = getattr(args, option, None)
+        if destination is not None:
+            _write(destination, _render(report, option, **options))
+
+
+def _render_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if getattr(args, "title", None) is not None:
+        options["title"] = args.title
+    if getattr(args, "metric", None) is not None:
+        options["metric"] = args.metric
+    return options
+
+
+# --- model targets ------------------------------------------------------------------------
+
+
+def _load_model(
+    args: argparse.Namespace, *, devices: Sequence[str] | None = None
+) -> tuple[Target, nn.Module, InputSpec]:
+    """Resolve TARGET, its inputs and outputs (usage errors first), then build the model."""
+    from torchscan import cli_targets as targets
+
+    factory_kwargs = targets.parse_factory_kwargs(args.factory_kwargs) if args.factory_kwargs else {}
+    target = targets.resolve_target(args.target)
+    rules = {} if devices is None else {"allowed": devices}
+    spec = targets.input_spec(target, args.input_shape, args.dtype, args.device, **rules)
+    outputs = {f"--{name}": getattr(args, name, None) for name in ("json", "html", "svg")}
+    _check_outputs(outputs, [target.source_file])
+    model = targets.instantiate(target, factory_kwargs)
+    if spec.device is not None:
+        model.to(spec.device)
+    return target, model, spec
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from torchscan import summary
+    from torchscan.demo import DEMO_MODELS
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out!r} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, build in DEMO_MODELS.items():
+        model, shape = build()
+        print(f"demo:{name}  input shape {(1, *shape)}")
+        report = summary(model, shape)
+        print()
+        _write(str(out / f"{name}.json"), _dump(report))
+        _write(str(out / f"{name}.html"), _render(report, "html", title=f"TorchScan demo: {name}"))
+    print(f"open {out / 'cnn.html'} in a browser to explore the costs", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    _target, model, spec = _load_model(args)
+    from torchscan import IncompleteAnalysisError, summary
+
+    incomplete: IncompleteAnalysisError | None = None
+    with contextlib.redirect_stdout(_human_stream(args.json)):
+        try:
+            report = summary(
+                model,
+                spec.api_shape(),
+                max_depth=args.max_depth,
+                receptive_field=args.receptive_field,
+                effective_rf_stats=args.effective_rf_stats,
+                dtype=spec.dtypes,
+                device=spec.device,
+                strict=args.strict,
+                mode=args.mode,
+            )
+        except IncompleteAnalysisError as error:
+            incomplete, report = error, error.report
+    if args.json is not None:
+        _write(args.json, _dump(report))
+    _write_renderings(report, args, **_render_options(args))
+    if incomplete is not None:
+        print(f"torchscan: --strict: {incomplete} (the requested report files were written)", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+def _floating_sum(output: Any) -> Any:
+    """Sum of every floating-point tensor in a (nested) model output, for ``flops --train``."""
+    import torch
+
+    if isinstance(output, torch.Tensor):
+        return output.sum() if output.is_floating_point() else None
+    items = (
+        output.values() if isinstance(output, Mapping) else output if isinstance(output, list | tuple) else ()
+    )
+    total = None
+    for item in items:
+        part = _floating_sum(item)
+        if part is not None:
+            total = part if total is None else total + part
+    return total
+
+
+def _cmd_flops(args: argparse.Namespace) -> int:
+    import torch
+
+    from torchscan import cli_targets as targets
+
+    _target, model, spec = _load_model(args)
+    from torchscan import measure_flops
+
+    inputs = targets.generate(model, spec)
+    if args.train:
+        model.train()
+
+        def workload() -> None:
+            loss = _floating_sum(model(*inputs))
+            if loss is None:
+                raise UsageError("--train needs a model output with a floating-point tensor to differentiate")
+            loss.backward()
+
+    else:
+        model.eval()
+
+        def workload() -> None:
+            with torch.no_grad():
+                model(*inputs)
+
+    with contextlib.redirect_stdout(_human_stream(args.json)):  # keep `--json -` parseable
+        report = measure_flops(workload)
+    what = "forward + backward of sum(output), training mode" if args.train else "one eval/no-grad forward"
+    print(fmt.flop_report(report, f"operator FLOPs of {args.target}: {what}"), file=_human_stream(args.json))
+    if args.json is not None:
+        _write(args.json, _dump(report))
+    if args.strict and report["total"]["status"] != "complete":
+        print("torchscan: incomplete operator FLOPs with --strict", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+@contextlib.contextmanager
+def _progress(label: str) -> Iterator[None]:
+    """An elapsed-time ticker on stderr, only when stderr is a terminal (never in pipes or logs)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    done = threading.Event()
+    start = time.perf_counter()
+
+    def tick() -> None:
+        while not done.wait(1.0):
+            sys.stderr.write(f"\rtiming {label}: {time.perf_counter() - start:.0f} s elapsed")
+            sys.stderr.flush()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    sys.stderr.write(f"timing {label}...")
+    sys.stderr.flush()
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def _cmd_latency(args: argparse.Namespace) -> int:
+    import torch
+
+    from torchscan import cli_targets as targets
+    from torchscan.analysis.inputs import default_placement
+
+    _target, model, spec = _load_model(args, devices=("cpu", "cuda", "mps"))
+    from torchscan import measure_latency
+
+    inputs = targets.generate(model, spec)
+    device = spec.device if spec.device is not None else default_placement(model)[1]
+    model.eval()
+
+    def workload() -> None:
+        model(*inputs)
+
+    with _progress(args.target), torch.no_grad(), contextlib.redirect_stdout(_human_stream(args.json)):
+        report = measure_latency(
+            workload,
+            device=str(device),
+            inputs=inputs,
+            work_units=args.work_units,
+            work_unit=args.work_unit,
+            warmup=args.warmup,
+            min_run_time=args.min_run_time,
+            min_repeats=args.min_repeats,
+        )
+    print(fmt.benchmark(report, args.target), file=_human_stream(args.json))
+    if args.json is not None:
+        _write(args.json, _dump(report))
+    _write_renderings(report, args, **_render_options(args))
+    return EXIT_OK
+
+
+def _validate(report: dict[str, Any], path: str) -> None:
+    """Validate a loaded report by its kind (report/validate.py); invalid is a usage error."""
+    from torchscan.report.validate import validate_report
+
+    try:
+        validate_report(report)
+    except ValueError as error:
+        raise UsageError(f"invalid report {path!r}: {_one_line(error)}") from None
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from torchscan.report.validate import report_kind
+
+    _check_outputs({"--json": args.json, "--html": args.html}, [Path(args.before), Path(args.after)])
+    before, after = _load_report(args.before), _load_report(args.after)
+    timing = [report_kind(before) != "analysis", report_kind(after) != "analysis"]
+    if all(timing):
+        raise UsageError(BENCHMARK_REFUSAL)
+    if any(timing):
+        raise UsageError(f"cannot compare a timing report with an AnalysisReport; {BENCHMARK_REFUSAL}")
+    _validate(before, args.before)
+    _validate(after, args.after)
+    from torchscan import compare_reports
+
+    try:
+        diff = compare_reports(before, after)
+    except ValueError as error:
+        raise UsageError(f"cannot compare {args.before!r} and {args.after!r}: {_one_line(error)}") from None
+    print(fmt.comparison(diff), file=_human_stream(args.json))
+    if args.json is not None:
+        _write(args.json, _dump(diff))
+    if args.html is not None:
+        try:
+            page = _render(after, "html", before=before, **_render_options(args))
+        except ValueError as error:
+            raise UsageError(f"cannot render the comparison: {_one_line(error)}") from None
+        _write(args.html, page)
+    return EXIT_OK
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    sources = [Path(args.report), Path(args.before) if args.before is not None else None]
+    _check_outputs({"--html": args.html, "--svg": args.svg}, sources)
+    report = _load_report(args.report)
+    _validate(report, args.report)
+    options = _render_options(args)
+    if args.before is not None:
+        options["before"] = _load_report(args.before)
+        _validate(options["before"], args.before)
+    fmt_name, destination = ("html", args.html) if args.html is not None else ("svg", args.svg)
+    try:
+        page = _render(report, fmt_name, **options)
+    except ValueError as error:
+        raise UsageError(f"cannot render {args.report!r}: {_one_line(error)}") from None
+    _write(destination, page)
+    return EXIT_OK
+
+
+def _cmd_rss(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from torchscan import measure_peak_rss
+
+    command = list(args.argv)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError("rss needs a command to run, e.g. torchscan rss -- python train.py")
+    _check_outputs({"--json": args.json}, [])
+    try:
+        result = measure_peak_rss(command)
+    except subprocess.CalledProcessError as error:
+        print(
+            f"torchscan: {command[0]!r} exited with status {error.returncode}; no RSS reported",
+            file=sys.stderr,
+        )
+        return EXIT_MODEL_ERROR
+    except NotImplementedError as error:
+        raise UsageError(_one_line(error)) from None
+    except OSError as error:
+        raise UsageError(f"cannot start {command[0]!r}: {error.strerror or error}") from None
+    stream = _human_stream(args.json)
+    print(fmt.rss(result), file=stream)
+    print(json.dumps(result, indent=2, allow_nan=False), file=stream)
+    if args.json is not None:
+        _write(args.json, _dump(result))
+    return EXIT_OK
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "demo": _cmd_demo,
+    "scan": _cmd_scan,
+    "flops": _cmd_flops,
+    "latency": _cmd_latency,
+    "compare": _cmd_compare,
+    "render": _cmd_render,
+    "rss": _cmd_rss,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            print("\nStart with: torchscan demo", file=sys.stderr)
+            return EXIT_USAGE
+        return _COMMANDS[args.command](args)
+    except UsageError as error:
+        print(f"torchscan: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exit_:  # --help and --version
+        return exit_.code if isinstance(exit_.code, int) else EXIT_OK
+    except KeyboardInterrupt:
+        print("torchscan: interrupted", file=sys.stderr)
+        return 130
+    except Exception:
+        traceback.print_exc()
+        return EXIT_MODEL_ERROR

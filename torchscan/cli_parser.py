@@ -1,0 +1,145 @@
+"""The argument parser of the ``torchscan`` command line (cli.md); the commands live in ``cli.py``.
+
+Usage errors raise :class:`~torchscan.cli_targets.UsageError` (reported as one line, exit status 2)
+instead of printing argparse's multi-line usage and exiting.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NoReturn
+
+from torchscan._version import __version__
+from torchscan.cli_targets import UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as :class:`UsageError` (one line) instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _positive_number(text: str) -> int | float:
+    try:
+        value: int | float = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
+    return value
+
+
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be >= {minimum}")
+        return value
+
+    return parse
+
+
+def _non_blank(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be blank")
+    return text
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "target", metavar="TARGET", help="package.module:attr, path/to/file.py:attr or demo:<name>"
+    )
+    parser.add_argument(
+        "--factory-kwargs", metavar="JSON", help="JSON object of keyword arguments for a factory"
+    )
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        metavar="SHAPE",
+        help="input shape without batch, e.g. 3,224,224 (repeat for several inputs; default for demos)",
+    )
+    parser.add_argument(
+        "--dtype", action="append", metavar="DTYPE", help="generated input dtype (repeatable)"
+    )
+    parser.add_argument(
+        "--device", metavar="DEVICE", help="cpu, cuda:N or mps; the model is moved there first"
+    )
+
+
+def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool = True) -> None:
+    parser.add_argument("--html", metavar="PATH", help="save the HTML rendering")
+    if svg:
+        parser.add_argument("--svg", metavar="PATH", help="save the SVG snapshot")
+    parser.add_argument("--title", help="title of the rendering")
+    if metric:
+        parser.add_argument("--metric", help="metric shown first: module_flops, macs, dmas, parameters, ...")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``torchscan`` argument parser with one sub-command per cli.md command."""
+    parser = Parser(
+        prog="torchscan", description="What a PyTorch model costs; every number carries a status."
+    )
+    parser.add_argument("--version", action="version", version=f"torchscan {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="analyse the built-in demo models and write JSON + HTML")
+    demo.add_argument(
+        "--out", default="torchscan-demo", metavar="DIR", help="output folder (default torchscan-demo)"
+    )
+
+    scan = commands.add_parser("scan", help="analyse a model (crawl_module/summary) and print its table")
+    _add_target(scan)
+    scan.add_argument("--json", metavar="PATH", help="save the AnalysisReport ('-' for stdout)")
+    _add_html(scan)
+    scan.add_argument("--mode", choices=("full", "structure"), default="full")
+    scan.add_argument("--strict", action="store_true", help="exit 3 when the analysis is incomplete")
+    scan.add_argument("--max-depth", type=_int_at_least(0), metavar="N", help="deepest table row (root = 0)")
+    scan.add_argument("--receptive-field", action="store_true", help="add the receptive field column")
+    scan.add_argument(
+        "--effective-rf-stats", action="store_true", help="add effective stride/padding columns"
+    )
+
+    flops = commands.add_parser("flops", help="operator FLOPs of one forward (measure_flops)")
+    _add_target(flops)
+    flops.add_argument("--train", action="store_true", help="count forward + backward of sum(output)")
+    flops.add_argument("--json", metavar="PATH", help="save the FlopReport ('-' for stdout)")
+    flops.add_argument("--strict", action="store_true", help="exit 3 when the total is not complete")
+
+    latency = commands.add_parser("latency", help="warmed block-average latency (measure_latency)")
+    _add_target(latency)
+    latency.add_argument("--work-units", type=_positive_number, default=1, metavar="N", help="work per call")
+    latency.add_argument("--work-unit", type=_non_blank, default="calls", metavar="NAME", help="e.g. images")
+    latency.add_argument("--warmup", type=_int_at_least(0), default=5, metavar="N")
+    latency.add_argument("--min-run-time", type=_positive_number, default=0.2, metavar="SECONDS")
+    latency.add_argument("--min-repeats", type=_int_at_least(2), default=5, metavar="N")
+    latency.add_argument("--json", metavar="PATH", help="save the BenchmarkReport ('-' for stdout)")
+    _add_html(latency, svg=False, metric=False)
+
+    compare = commands.add_parser("compare", help="delta table of two saved AnalysisReports")
+    compare.add_argument("before", metavar="BEFORE.json")
+    compare.add_argument("after", metavar="AFTER.json")
+    compare.add_argument("--json", metavar="PATH", help="save the ReportDiff ('-' for stdout)")
+    _add_html(compare, svg=False)
+
+    render = commands.add_parser("render", help="HTML or SVG of a saved report")
+    render.add_argument("report", metavar="REPORT.json")
+    outputs = render.add_mutually_exclusive_group(required=True)
+    outputs.add_argument("--html", metavar="PATH")
+    outputs.add_argument("--svg", metavar="PATH")
+    render.add_argument("--metric", help="module_flops (default), macs, dmas, parameters or parameter_bytes")
+    render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
+    render.add_argument("--title", help="title of the rendering")
+
+    rss = commands.add_parser("rss", help="peak RSS of a child command (measure_peak_rss)")
+    rss.add_argument("--json", metavar="PATH", help="save the MetricResult ('-' for stdout)")
+    rss.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    return parser
