@@ -20,6 +20,18 @@ class UnsupportedConfiguration(NotImplementedError):
     """A recognised module type in a configuration its formula does not cover."""
 
 
+class NotRecognised(LookupError):
+    """The registered family does not describe this module after all (formulas.md A.3).
+
+    Raised by the older families (Linear, convolutions, BatchNorm, LayerNorm, legacy activations,
+    pooling, dropout, Identity/Flatten/Unflatten) when the module's ``forward`` is not the family's
+    native ``forward``. Callers treat it exactly like a failed :meth:`FormulaRegistry.lookup`: the
+    module type is not recognised (``partial`` 0 with ``unsupported_module_metric`` in reports, the
+    ``Module type not supported`` warning in ``torchscan.modules``). It is deliberately *not* a
+    ``NotImplementedError``, so it can never be mistaken for :class:`UnsupportedConfiguration`.
+    """
+
+
 class FormulaRegistry(Generic[F]):
     """Maps module classes to formulas of one metric; lookups walk ``type(module).__mro__``."""
 
