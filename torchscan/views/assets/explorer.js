@@ -1,0 +1,390 @@
+/* TorchScan module cost explorer: selection, keyboard navigation, collapse and zoom.
+ * Constant file: the page's Content-Security-Policy allows exactly this script by its SHA-256.
+ * Report text reaches the DOM only as text nodes (no innerHTML, eval or inline handlers). */
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("torchscan-data").textContent);
+  var BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  var state = {};
+  var originals = new Map();
+  var collapsed = new Map();
+  var index = {};
+  var lastPath = "";
+
+  function neutral(text) {
+    return String(text).replace(BIDI, function (c) {
+      return "<U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + ">";
+    });
+  }
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (key) { node.setAttribute(key, attrs[key]); });
+    (children || []).forEach(function (child) {
+      node.appendChild(typeof child === "string" ? document.createTextNode(neutral(child)) : child);
+    });
+    return node;
+  }
+  function pathLabel(path) { return path === "" ? "(root)" : path; }
+  function fmt(value) {
+    if (Number.isInteger(value)) { return value.toLocaleString("en-US"); }
+    return Number(value.toPrecision(6)).toLocaleString("en-US", { maximumSignificantDigits: 6 });
+  }
+  function badge(result) {
+    var status = !result || result.status === "unavailable" ? "unavailable" : result.status;
+    var rest = "unknown";
+    if (status === "partial") { rest = "at least " + fmt(result.known_value) + " " + result.unit + " (lower bound; full value unknown)"; }
+    if (status === "complete") { rest = fmt(result.value) + " " + result.unit; }
+    var span = el("span", {}, [el("span", { "class": "badge " + status }, [status]), " " + rest]);
+    return span;
+  }
+
+  Object.keys(data.maps).forEach(function (view) {
+    index[view] = {};
+    data.maps[view].groups.forEach(function (group) {
+      var nodes = {};
+      group.nodes.forEach(function (node) { nodes[node.id] = node; });
+      index[view][group.id] = { group: group, nodes: nodes };
+    });
+  });
+
+  function panelOf(view) { return document.querySelector('.metric-panel[data-view="' + view + '"]'); }
+  function tileOf(groupId, nodeId) { return document.getElementById(groupId + "-" + nodeId); }
+  function svgOf(groupId) { return document.querySelector('svg.module-map[data-group-id="' + groupId + '"]'); }
+  function currentView() {
+    var checked = document.querySelector('input[name="view"]:checked');
+    return checked ? checked.value : "module_flops";
+  }
+
+  function renderInspector(view, groupId, nodeId) {
+    var entry = index[view][groupId];
+    var group = entry.group;
+    var node = entry.nodes[nodeId];
+    var aside = panelOf(view).querySelector("aside[data-inspector]");
+    var calls = node.calls;
+    var count = calls.length || node.before_calls.length;
+    var parts = [];
+    parts.push(el("h3", { tabindex: "-1" }, [pathLabel(node.path)]));
+    parts.push(el("p", { "class": "inspector-type" }, [
+      (node.type || "structural module (not called)") + " · " + count + (count === 1 ? " call" : " calls") +
+      (count > 1 ? " (×" + count + " calls)" : "")]));
+    parts.push(el("p", {}, ["Subtotal: ", el("span", { "class": "metric-value" }, [badge(node.subtotal)])]));
+    parts.push(el("p", { "class": "note" }, ["Derived from this path and its descendants (derived_recorded_subtotal, observed_subtree), not a new measurement."]));
+    if (node.covered) {
+      parts.push(el("p", {}, ["Own calls are covered by an ancestor's inclusive estimate."]));
+    } else if (!node.direct) {
+      parts.push(el("p", {}, ["Own value: no direct estimate."]));
+    } else {
+      parts.push(el("p", {}, ["Own value: ", badge(node.direct)]));
+    }
+    if (node.shapes) { parts.push(el("p", {}, ["First call: " + node.shapes])); }
+    var largest = 0;
+    calls.forEach(function (c) {
+      if (c.in_group && c.result.status === "complete" && c.result.value > largest) { largest = c.result.value; }
+    });
+    calls.forEach(function (c) {
+      var card = el("div", { "class": "call-card" }, [el("a", { href: "#call-" + c.index }, [c.label]), el("br"), c.display]);
+      if (c.in_group && c.result.status === "complete") {
+        var fraction = largest ? c.result.value / largest : 0;
+        card.appendChild(document.createTextNode(" "));
+        card.appendChild(el("progress", { max: "1", value: fraction.toFixed(6) }, [Math.round(fraction * 100) + "%"]));
+      }
+      if (c.attribution) { card.appendChild(el("br")); card.appendChild(document.createTextNode(c.attribution)); }
+      card.appendChild(el("br"));
+      card.appendChild(document.createTextNode(neutral(c.shapes)));
+      parts.push(card);
+    });
+    if (node.change === "removed") {
+      node.before_calls.forEach(function (c) {
+        parts.push(el("div", { "class": "call-card" }, [el("a", { href: "#before-call-" + c.index }, ["Before: " + c.label]), el("br"), c.display, el("br"), c.shapes]));
+      });
+    }
+    if (count > 1) { parts.push(el("p", { "class": "note" }, ["The schema cannot tie a child call to a parent call."])); }
+    parts.push(el("p", {}, ["Method: " + group.method, el("br"), "Scope: " + group.scope, el("br"), "Unit: " + group.unit]));
+    var diags = data.diagnostics.filter(function (d) { return d.path === node.path; });
+    if (diags.length) {
+      parts.push(el("h4", {}, ["Diagnostics"]));
+      parts.push(el("ul", {}, diags.map(function (d) {
+        return el("li", {}, [el("a", { href: "#diagnostic-" + d.index }, [d.code]), ": " + d.message]);
+      })));
+    }
+    if (data.before) {
+      parts.push(el("p", {}, ["Before: " + node.before_display, el("br"), "After: " + node.display, el("br"), "Delta: " + node.delta_display]));
+      var before = data.before_diagnostics.filter(function (d) { return d.path === node.path || d.path === undefined; });
+      parts.push(el("h4", {}, ["Before diagnostics"]));
+      parts.push(el("ul", {}, before.length ? before.map(function (d) {
+        return el("li", {}, [el("a", { href: "#before-diagnostic-" + d.index }, [(d.path === undefined ? "Global" : "This path") + ": " + d.code]), " " + d.message]);
+      }) : [el("li", {}, ["None recorded."])]));
+    }
+    var indexes = calls.map(function (c) { return c.index; });
+    data.suggestions.forEach(function (s) {
+      if (s.view === view && indexes.indexOf(s.target.index) >= 0) {
+        parts.push(el("p", { "class": "experiment" }, ["Experiment to try: " + s.experiment]));
+      }
+    });
+    aside.replaceChildren.apply(aside, parts);
+    return aside;
+  }
+
+  function descendants(view, groupId, nodeId) {
+    var nodes = index[view][groupId].nodes;
+    var out = [];
+    var stack = nodes[nodeId].children.slice();
+    while (stack.length) {
+      var id = stack.pop();
+      out.push(id);
+      stack.push.apply(stack, nodes[id].children);
+    }
+    return out;
+  }
+
+  function frameOf(tile) {
+    var rect = tile.querySelector("rect[data-tile]");
+    var svg = tile.ownerSVGElement;
+    var height = originals.get(svg).height;
+    var x = parseFloat(rect.getAttribute("x"));
+    var y = parseFloat(rect.getAttribute("y"));
+    var w = Math.max(parseFloat(rect.getAttribute("width")), 900 / 8);
+    if (x + w > 900) { x = 900 - w; }
+    return { x: x, y: y, w: w, h: height - y };
+  }
+  function setFrame(svg, frame) {
+    var original = originals.get(svg);
+    if (!frame) {
+      svg.setAttribute("viewBox", original.viewBox);
+      svg.setAttribute("height", String(original.height));
+      return;
+    }
+    svg.setAttribute("viewBox", frame.x.toFixed(3) + " " + frame.y.toFixed(3) + " " + frame.w.toFixed(3) + " " + frame.h.toFixed(3));
+    svg.setAttribute("height", String(Math.round(frame.h * 900 / frame.w)));
+  }
+  function inFrame(tile) {
+    var svg = tile.ownerSVGElement;
+    var box = svg.getAttribute("viewBox").split(" ").map(Number);
+    var rect = tile.querySelector("rect[data-tile]");
+    var x = parseFloat(rect.getAttribute("x"));
+    var y = parseFloat(rect.getAttribute("y"));
+    var w = parseFloat(rect.getAttribute("width"));
+    var h = parseFloat(rect.getAttribute("height"));
+    return x >= box[0] - 0.01 && y >= box[1] - 0.01 && x + w <= box[0] + box[2] + 0.01 && y + h <= box[1] + box[3] + 0.01;
+  }
+  function isZoomed(svg) { return svg.getAttribute("viewBox") !== originals.get(svg).viewBox; }
+  function reveal(tile) {
+    if (!inFrame(tile)) {
+      var parentId = tile.getAttribute("data-parent");
+      var parent = parentId ? tileOf(tile.getAttribute("data-group-id"), parentId) : null;
+      setFrame(tile.ownerSVGElement, parent && isZoomed(tile.ownerSVGElement) ? frameOf(parent) : null);
+      if (!inFrame(tile)) { setFrame(tile.ownerSVGElement, null); }
+    }
+    var rect = tile.querySelector("rect[data-tile]");
+    if (rect.scrollIntoView) { rect.scrollIntoView({ block: "nearest", inline: "nearest" }); }
+  }
+
+  function updateToolbar(view) {
+    var panel = panelOf(view);
+    var sel = state[view];
+    var entry = index[view][sel.group];
+    var node = entry.nodes[sel.node];
+    var tile = tileOf(sel.group, sel.node);
+    var hasChildren = node.children.some(function (id) { return tileOf(sel.group, id); });
+    var collapse = panel.querySelector('button[data-action="collapse"]');
+    collapse.disabled = !(tile && hasChildren);
+    var isCollapsed = (collapsed.get(sel.group) || new Set()).has(sel.node);
+    collapse.textContent = isCollapsed ? "Expand branch" : "Collapse branch";
+    panel.querySelector('button[data-action="zoom"]').disabled = !(tile && hasChildren);
+    panel.querySelector('button[data-action="up"]').disabled = !node.parent;
+    panel.querySelector('button[data-action="reset"]').disabled = false;
+  }
+
+  function select(view, groupId, nodeId, focus) {
+    var panel = panelOf(view);
+    panel.querySelectorAll('[aria-current="true"]').forEach(function (t) { t.removeAttribute("aria-current"); });
+    state[view] = { group: groupId, node: nodeId, path: index[view][groupId].nodes[nodeId].path };
+    if (view === currentView()) { lastPath = state[view].path; }
+    var tile = tileOf(groupId, nodeId);
+    if (tile) { tile.setAttribute("aria-current", "true"); }
+    panel.querySelectorAll('.rail-card[data-group-id="' + groupId + '"][data-node-id="' + nodeId + '"]').forEach(function (card) {
+      card.setAttribute("aria-current", "true");
+    });
+    var aside = renderInspector(view, groupId, nodeId);
+    updateToolbar(view);
+    if (tile && tile.hidden) { expandTo(view, groupId, nodeId); }
+    if (tile) { reveal(tile); }
+    if (focus === "tile" && tile) { tile.focus({ preventScroll: true }); reveal(tile); }
+    if (focus === "inspector") { aside.querySelector("h3").focus(); }
+  }
+
+  function setCollapsed(view, groupId, nodeId, value) {
+    var set = collapsed.get(groupId) || new Set();
+    collapsed.set(groupId, set);
+    if (value) { set.add(nodeId); } else { set.delete(nodeId); }
+    var hiddenIds = new Set();
+    set.forEach(function (id) { descendants(view, groupId, id).forEach(function (d) { hiddenIds.add(d); }); });
+    var svg = svgOf(groupId);
+    svg.querySelectorAll("a[data-map-node]").forEach(function (t) {
+      var id = t.getAttribute("data-node-id");
+      if (hiddenIds.has(id)) { t.setAttribute("hidden", ""); } else { t.removeAttribute("hidden"); }
+      if (t.hasAttribute("aria-expanded")) { t.setAttribute("aria-expanded", set.has(id) ? "false" : "true"); }
+    });
+    svg.querySelectorAll("g[data-own-node]").forEach(function (g) {
+      var id = g.getAttribute("data-own-node");
+      if (hiddenIds.has(id) || set.has(id)) { g.setAttribute("hidden", ""); } else { g.removeAttribute("hidden"); }
+    });
+  }
+  function expandTo(view, groupId, nodeId) {
+    var nodes = index[view][groupId].nodes;
+    var id = nodes[nodeId].parent;
+    while (id) { setCollapsed(view, groupId, id, false); id = nodes[id].parent; }
+  }
+
+  function visibleTiles(groupId) {
+    return Array.prototype.filter.call(svgOf(groupId).querySelectorAll("a[data-map-node]"), function (t) { return !t.hasAttribute("hidden"); });
+  }
+
+  function onTileKey(event) {
+    var tile = event.target.closest("a[data-map-node]");
+    if (!tile) { return; }
+    var view = tile.closest(".metric-panel").getAttribute("data-view");
+    var groupId = tile.getAttribute("data-group-id");
+    var nodeId = tile.getAttribute("data-node-id");
+    var tiles = visibleTiles(groupId);
+    var position = tiles.indexOf(tile);
+    var target = null;
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      select(view, groupId, nodeId, "inspector");
+      return;
+    }
+    if (event.key === "ArrowDown") { target = tiles[Math.min(position + 1, tiles.length - 1)]; }
+    else if (event.key === "ArrowUp") { target = tiles[Math.max(position - 1, 0)]; }
+    else if (event.key === "Home") { target = tiles[0]; }
+    else if (event.key === "End") { target = tiles[tiles.length - 1]; }
+    else if (event.key === "ArrowLeft") {
+      var parentId = tile.getAttribute("data-parent");
+      target = parentId ? tileOf(groupId, parentId) : tile;
+    } else if (event.key === "ArrowRight") {
+      var set = collapsed.get(groupId);
+      if (set && set.has(nodeId)) { setCollapsed(view, groupId, nodeId, false); }
+      var children = index[view][groupId].nodes[nodeId].children;
+      for (var i = 0; i < children.length && !target; i += 1) {
+        var child = tileOf(groupId, children[i]);
+        if (child && !child.hasAttribute("hidden")) { target = child; }
+      }
+      target = target || tile;
+    } else { return; }
+    event.preventDefault();
+    if (target) { select(view, groupId, target.getAttribute("data-node-id"), "tile"); }
+  }
+
+  function onClick(event) {
+    var tile = event.target.closest("a[data-map-node]");
+    var card = event.target.closest("a.rail-card");
+    var button = event.target.closest("button[data-action]");
+    var panel = event.target.closest(".metric-panel");
+    if (tile || card) {
+      event.preventDefault();
+      var source = tile || card;
+      select(panel.getAttribute("data-view"), source.getAttribute("data-group-id"), source.getAttribute("data-node-id"), "inspector");
+      return;
+    }
+    if (button) { runAction(panel.getAttribute("data-view"), button.getAttribute("data-action")); return; }
+    var link = event.target.closest('a[href^="#"]');
+    if (link) {
+      event.preventDefault();
+      var id = link.getAttribute("href").slice(1);
+      if (history.replaceState) { history.replaceState(null, "", "#" + id); }
+      follow(id);
+    }
+  }
+  function onRailKey(event) {
+    var card = event.target.closest("a.rail-card");
+    if (card && event.key === "Enter") {
+      event.preventDefault();
+      var view = card.closest(".metric-panel").getAttribute("data-view");
+      select(view, card.getAttribute("data-group-id"), card.getAttribute("data-node-id"), "inspector");
+    }
+  }
+
+  function runAction(view, action) {
+    var sel = state[view];
+    var tile = tileOf(sel.group, sel.node);
+    var node = index[view][sel.group].nodes[sel.node];
+    if (action === "collapse") {
+      var set = collapsed.get(sel.group) || new Set();
+      setCollapsed(view, sel.group, sel.node, !set.has(sel.node));
+      updateToolbar(view);
+    } else if (action === "zoom" && tile) {
+      setFrame(tile.ownerSVGElement, frameOf(tile));
+      reveal(tile);
+    } else if (action === "up" && node.parent) {
+      var parentTile = tileOf(sel.group, node.parent);
+      if (parentTile && isZoomed(parentTile.ownerSVGElement)) {
+        setFrame(parentTile.ownerSVGElement, node.parent === "node-0" ? null : frameOf(parentTile));
+      }
+      select(view, sel.group, node.parent, "inspector");
+    } else if (action === "reset") {
+      data.maps[view].groups.forEach(function (group) {
+        collapsed.set(group.id, new Set());
+        setCollapsed(view, group.id, "node-0", false);
+        setFrame(svgOf(group.id), null);
+      });
+      updateToolbar(view);
+    }
+  }
+
+  function groupFor(view, path) {
+    var fallback = null;
+    var groups = data.maps[view].groups;
+    for (var i = 0; i < groups.length; i += 1) {
+      var group = groups[i];
+      var node = group.nodes.filter(function (n) { return n.path === path; })[0];
+      if (!node) { continue; }
+      var recorded = node.calls.some(function (c) { return c.in_group; }) || node.before_calls.some(function (c) { return c.in_group; });
+      if (recorded && tileOf(group.id, node.id)) { return [group.id, node.id]; }
+      if (!fallback && (tileOf(group.id, node.id) || i === groups.length - 1)) { fallback = [group.id, node.id]; }
+    }
+    return fallback || [groups[0].id, groups[0].nodes[0].id];
+  }
+
+  function follow(id) {
+    var target = document.getElementById(id);
+    if (!target) { return; }
+    if (target.matches && target.matches("a[data-map-node]")) { target.focus(); return; }
+    var parent = target.parentElement;
+    while (parent) {
+      if (parent.tagName === "DETAILS") { parent.open = true; }
+      parent = parent.parentElement;
+    }
+    if (target.tagName === "DETAILS") { target.open = true; }
+    if (!target.hasAttribute("tabindex") && !target.matches("a, button, input, summary")) { target.setAttribute("tabindex", "-1"); }
+    target.focus({ preventScroll: true });
+    target.scrollIntoView({ block: "start" });
+  }
+
+  document.querySelectorAll("svg.module-map").forEach(function (svg) {
+    originals.set(svg, { viewBox: svg.getAttribute("viewBox"), height: Number(svg.getAttribute("height")) });
+  });
+  document.querySelectorAll(".metric-panel").forEach(function (panel) {
+    var view = panel.getAttribute("data-view");
+    panel.querySelectorAll("button[data-action]").forEach(function (b) { b.disabled = false; });
+    var initial = panel.getAttribute("data-initial-node");
+    var path = index[view][data.maps[view].groups[0].id].nodes[initial].path;
+    var choice = groupFor(view, path);
+    select(view, choice[0], choice[1], null);
+    panel.addEventListener("keydown", onTileKey);
+    panel.addEventListener("keydown", onRailKey);
+    panel.addEventListener("focusin", function (event) {
+      var tile = event.target.closest && event.target.closest("a[data-map-node]");
+      if (tile) { reveal(tile); }
+    });
+  });
+  document.addEventListener("click", onClick);
+  lastPath = state[currentView()].path;
+  document.querySelectorAll('input[name="view"]').forEach(function (radio) {
+    radio.addEventListener("change", function () {
+      var choice = groupFor(currentView(), lastPath);
+      select(currentView(), choice[0], choice[1], null);
+    });
+  });
+  window.addEventListener("hashchange", function () { follow(location.hash.slice(1)); });
+  if (location.hash.length > 1) { follow(location.hash.slice(1)); }
+})();

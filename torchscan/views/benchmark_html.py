@@ -1,0 +1,193 @@
+"""HTML pages for a ``BenchmarkReport`` and a saved ``BenchmarkComparison`` (render.md 6).
+
+Plain HTML with no script. Timings are warmed block averages, not request percentiles; first-call
+time is not model loading; a profile is a separate instrumented pass (not clean latency, net bytes
+are not peaks); a passing output check is the caller's declared equivalence, not task accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from torchscan.views.html import asset
+from torchscan.views.html_appendix import badge_measure
+from torchscan.views.text import esc, number, pretty_json
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+TIMING_NOTE = (
+    "Latency is the median of warmed block averages (each block covers many calls): it says nothing about "
+    "single-request percentiles. First-call time covers one synchronised call, not model loading. Throughput "
+    "is this process running calls back to back. Timing says nothing about FLOPs, memory or output quality."
+)
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f"<title>{esc(title)}</title><style>{asset('explorer.css')}</style></head><body>"
+        f'<a class="skip" href="#main">Skip to the measurements</a><main id="main"><h1>{esc(title)}</h1>'
+        f"{body}</main></body></html>\n"
+    )
+
+
+def _seconds(result: Mapping[str, Any] | None) -> str:
+    """Seconds shown in ms beside the recorded value (views only convert units)."""
+    if result is None or result["unit"] != "seconds" or result["known_value"] is None:
+        return ""
+    return f" ({result['known_value'] * 1000:,.4g} ms)"
+
+
+def _totals_table(report: Mapping[str, Any], caption: str) -> str:
+    rows = "".join(
+        f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(value)}{esc(_seconds(value))}</td>'
+        f"<td>{esc(value['method'])}</td><td>{esc(value['scope'])}</td><td>{esc(value['unit'])}</td></tr>"
+        for name, value in sorted(report["totals"].items())
+    )
+    return (
+        f"<table><caption>{esc(caption)}</caption><thead><tr><th>Metric</th><th>Value</th><th>Method</th>"
+        f"<th>Scope</th><th>Unit</th></tr></thead><tbody>{rows}</tbody></table>"
+        "<p class=note>Each row keeps its own method, scope and unit; rows are never combined.</p>"
+    )
+
+
+def _ms(seconds: float | None) -> str:
+    """Profiler seconds in ms; a missing device time is ``Unavailable``, never 0."""
+    return "Unavailable" if seconds is None else f"{seconds * 1e3:,.6g} ms"
+
+
+def _profile(report: Mapping[str, Any]) -> str:
+    profile = report.get("profile")
+    if profile is None:
+        return (
+            '<section id="profile"><h2>Operator profile</h2>'
+            "<p>No operator profile was supplied.</p></section>"
+        )
+    rows = "".join(
+        f"<tr><td>{esc(row['operator'])}</td><td>{number(row['calls'])}</td>"
+        f"<td>{esc(pretty_json(row['input_shapes']))}</td><td>{_ms(row['cpu_self_seconds'])}</td>"
+        f"<td>{_ms(row['device_self_seconds'])}</td><td>{number(row['cpu_net_bytes'])}</td></tr>"
+        for row in profile["operators"]
+    )
+    diagnostics = "".join(f"<li>{esc(d['code'])}: {esc(d['message'])}</li>" for d in profile["diagnostics"])
+    return (
+        '<section id="profile"><h2>Operator profile (separate instrumented pass)</h2>'
+        "<p class=note>Collected in one separate, instrumented call: self times overlap and are not clean "
+        "latency; "
+        "net bytes are allocations minus frees, not peaks. A hot operator promises no gain from changing "
+        "it.</p>"
+        "<table><thead><tr><th>Operator</th><th>Calls</th><th>Input shapes</th><th>CPU self time</th>"
+        f"<th>Device self time</th><th>CPU net bytes</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<ul>{diagnostics}</ul><details><summary>Profile context</summary>"
+        f"<pre>{esc(pretty_json(profile['context']))}</pre></details></section>"
+    )
+
+
+def _extras(report: Mapping[str, Any]) -> str:
+    parts = []
+    if "operator_flops" in report:
+        parts.append(
+            '<section id="operator-flops"><h2>Operator '
+            f"FLOPs</h2><p>{badge_measure(report['operator_flops']['total'])}"
+            "</p><p class=note>A separate pass; not scaled by latency and never summed with memory.</p>"
+            "<details><summary>Operator FLOP "
+            f"report</summary><pre>{esc(pretty_json(report['operator_flops']))}</pre>"
+            "</details></section>"
+        )
+    if "memory" in report:
+        parts.append(
+            '<section id="memory"><h2>Memory record</h2><p class=note>PyTorch peak memory of one call in '
+            "its backend "
+            "scope; not process RSS and never added to it.</p>"
+            f"<pre>{esc(pretty_json(report['memory']))}</pre></section>"
+        )
+    if "diagnostics" in report:
+        items = "".join(
+            f"<li><code>{esc(d['code'])}</code> · {esc(d['metric'])}: {esc(d['message'])}</li>"
+            for d in report["diagnostics"]
+        )
+        parts.append(
+            f'<section id="diagnostics"><h2>Diagnostics</h2><ul>{items or "<li>None.</li>"}</ul></section>'
+        )
+    return "".join(parts)
+
+
+def _evidence(report: Mapping[str, Any], label: str) -> str:
+    return (
+        f"<details><summary>Inputs and hardware{label}</summary>"
+        f"<pre>{esc(pretty_json({'inputs': report['inputs'], 'context': report['context']}))}</pre></details>"
+        "<details><summary>Raw timing "
+        f"blocks{label}</summary><pre>{esc(pretty_json(report['measurement']))}</pre>"
+        "</details>"
+    )
+
+
+def render_benchmark(report: Mapping[str, Any], *, title: str) -> str:
+    """Page for one validated ``BenchmarkReport``."""
+    body = (
+        "<h2>Single workload measurement</h2>"
+        f"<p>Device: {esc(report['context'].get('device', '?'))} · threads "
+        f"{esc(report['context'].get('num_threads', '?'))} · work unit "
+        f"{esc(report['context'].get('work_unit', '?'))}"
+        f"</p>{_totals_table(report, 'Timing and memory')}<p class=note>{esc(TIMING_NOTE)}</p>"
+        f"{_profile(report)}{_extras(report)}{_evidence(report, '')}"
+    )
+    return _page(title, body)
+
+
+def _change(entry: Mapping[str, Any]) -> str:
+    if entry["delta"] is None:
+        return "Unavailable"
+    unit = (entry.get("after") or {}).get("unit", "")
+    delta = entry["delta"]
+    ms = f" ({delta * 1000:+,.4g} ms)" if unit == "seconds" else ""
+    return f"{'+' if delta >= 0 else ''}{delta:,.6g} {unit}{ms}"
+
+
+def render_benchmark_comparison(comparison: Mapping[str, Any], *, title: str) -> str:
+    """Page for one validated, re-checked ``BenchmarkComparison``."""
+    passed = comparison["output_check"] == "passed"
+    check = (
+        "<p><strong>Output check passed</strong>: the caller's check accepted the candidate's outputs. "
+        "This is the "
+        "caller's declared equivalence, not task accuracy.</p>"
+        if passed
+        else "<p><strong>Output check failed</strong>: all gains are withheld; "
+        "no change below is a speed-up.</p>"
+    )
+    rows = "".join(
+        f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(entry.get("before"))}</td>'
+        f"<td>{badge_measure(entry.get('after'))}</td><td>{esc(_change(entry))}</td></tr>"
+        for name, entry in sorted(comparison["totals"].items())
+    )
+    changes = "".join(
+        f'<tr><th scope="row">{esc(key)}</th><td>{esc(pretty_json(change["before"]))}</td>'
+        f"<td>{esc(pretty_json(change['after']))}</td></tr>"
+        for key, change in comparison["context_changes"].items()
+    )
+    label = comparison["latency_change"].replace("_", " ")
+    body = (
+        f"{check}<h2>Latency change: {esc(label)}</h2><p class=note>The label compares the latency delta "
+        "with the "
+        "larger interquartile range of the two runs. It is descriptive, not a significance test, and task "
+        "accuracy "
+        "is unmeasured; repeat with the run order swapped before reporting a small gain.</p>"
+        "<h2>Candidate minus "
+        "baseline</h2><table><thead><tr><th>Metric</th><th>Baseline</th><th>Candidate</th>"
+        f"<th>Change</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"<h2>Baseline</h2>{_totals_table(comparison['before'], 'Baseline run')}"
+        f"<h2>Candidate</h2>{_totals_table(comparison['after'], 'Candidate run')}"
+        "<h2>Changed measurement settings</h2>"
+        + (
+            f"<table><thead><tr><th>Setting</th><th>Baseline</th><th>Candidate</th></tr></thead><tbody>{changes}"
+            "</tbody></table>"
+            if changes
+            else "<p>None: both runs used the same recorded settings.</p>"
+        )
+        + f"<p class=note>{esc(TIMING_NOTE)}</p><h2>Candidate profile</h2>{_profile(comparison['after'])}"
+        f"{_evidence(comparison['before'], ' (baseline)')}{_evidence(comparison['after'], ' (candidate)')}"
+    )
+    return _page(title, body)

@@ -1,0 +1,457 @@
+"""Report -> view model: the module hierarchy, metric groups, subtotals, icicle geometry and rail.
+
+One model per view feeds the HTML explorer and the SVG snapshot (render.md 2). Values are summed
+only inside one ``(method, unit, scope)`` group; a container without its own formula stays
+unknown, never zero; a partial value sizes only its known part. The hierarchy is the module tree
+of executed calls, not a computational graph, and the schema cannot tie a child call to a parent
+call, so repeated calls of a path are shown side by side, never nested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from torchscan.views.text import delta_text, long_text, path_label
+
+VIEWS = ("module_flops", "macs", "dmas", "parameters", "parameter_bytes")
+COMPUTE_VIEWS = ("module_flops", "macs", "dmas")
+VIEW_LABELS = {
+    "module_flops": "Module FLOPs",
+    "macs": "MACs",
+    "dmas": "DMAs",
+    "parameters": "Attributed parameters",
+    "parameter_bytes": "Attributed parameter bytes",
+}
+VIEW_UNITS = {
+    "module_flops": "FLOPs",
+    "macs": "MACs",
+    "dmas": "DMAs",
+    "parameters": "elements",
+    "parameter_bytes": "bytes",
+}
+VIEW_TOTALS = {
+    "module_flops": "module_flops",
+    "macs": "macs",
+    "dmas": "dmas",
+    "parameters": "parameters",
+    "parameter_bytes": "parameter_bytes",
+}
+PARAMETER_SCOPE = "module_call_attribution"
+PARAMETER_METHOD = "pytorch_shared_tensor_deduplication"
+UNRECORDED_METHOD = "no_recorded_measurement"
+SUBTOTAL_METHOD = "derived_recorded_subtotal"
+SUBTOTAL_SCOPE = "observed_subtree"
+SMALL_WIDTH = 0.025
+PARAMETER_DELTA_REASON = (
+    "parameter views show no per-module delta (first attribution can move without changing shared "
+    "storage); see the authoritative model total"
+)
+
+Result = dict[str, Any]
+Triple = tuple[str, str, str]
+
+
+def result(status: str, value: float | None, unit: str, scope: str, method: str) -> Result:
+    """A MetricResult-shaped dict for derived view values (never written into a report)."""
+    known = None if status == "unavailable" else value
+    shown = value if status == "complete" else None
+    return {
+        "status": status,
+        "value": shown,
+        "known_value": known,
+        "unit": unit,
+        "scope": scope,
+        "method": method,
+    }
+
+
+def summarize(results: Sequence[Result], unit: str, scope: str, method: str) -> Result | None:
+    """Sum results of one group: none -> None; no known number -> unavailable; else partial/complete."""
+    if not results:
+        return None
+    known = [r["known_value"] for r in results if r["known_value"] is not None]
+    if not known:
+        return result("unavailable", None, unit, scope, method)
+    status = "complete" if all(r["status"] == "complete" for r in results) else "partial"
+    return result(status, sum(known), unit, scope, method)
+
+
+def parent_of(path: str) -> str | None:
+    """Dotted parent path (``""`` is the root's path; the root has no parent)."""
+    if path == "":
+        return None
+    return path.rsplit(".", 1)[0] if "." in path else ""
+
+
+def all_paths(reports: Iterable[Mapping[str, Any] | None]) -> list[str]:
+    """Every layer path and all dotted ancestors, plus the root, sorted by code point."""
+    paths = {""}
+    for report in reports:
+        if report is None:
+            continue
+        for layer in report["layers"]:
+            path: str | None = layer["path"]
+            while path is not None and path not in paths:
+                paths.add(path)
+                path = parent_of(path)
+    return sorted(paths)
+
+
+def call_value(layer: Mapping[str, Any], view: str) -> tuple[Result | None, dict[str, Any] | None]:
+    """The call's own result for a view and, if an ancestor's inclusive estimate covers it, the owner."""
+    if view == "parameters":
+        stats = layer["parameters"]
+        count = stats["trainable"] + stats["frozen"]
+        return result("complete", count, "elements", PARAMETER_SCOPE, PARAMETER_METHOD), None
+    if view == "parameter_bytes":
+        return result(
+            "complete", layer["parameters"]["bytes"], "bytes", PARAMETER_SCOPE, PARAMETER_METHOD
+        ), None
+    owner = layer.get("metric_owners", {}).get(view)
+    if owner is not None:
+        return None, owner
+    return layer["metrics"].get(view), None
+
+
+def triple(value: Mapping[str, Any]) -> Triple:
+    """Group identity of a result."""
+    return (value["method"], value["unit"], value["scope"])
+
+
+class Hierarchy:
+    """Sorted node paths with parents, children, pre-order and the calls of each path."""
+
+    def __init__(self, report: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
+        self.paths = all_paths([report, before])
+        self.ids = {path: f"node-{k}" for k, path in enumerate(self.paths)}
+        self.children: dict[str, list[str]] = {path: [] for path in self.paths}
+        for path in self.paths:
+            parent = parent_of(path)
+            if parent is not None:
+                self.children[parent].append(path)
+        self.preorder: list[str] = []
+        stack = [""]
+        while stack:
+            path = stack.pop()
+            self.preorder.append(path)
+            stack.extend(reversed(self.children[path]))
+        self.calls = self._calls(report)
+        self.before_calls = self._calls(before) if before is not None else None
+        self.after_set = set(all_paths([report]))
+        self.before_set = set(all_paths([before])) if before is not None else set()
+
+    def _calls(self, report: Mapping[str, Any]) -> dict[str, list[tuple[int, Mapping[str, Any]]]]:
+        calls: dict[str, list[tuple[int, Mapping[str, Any]]]] = {path: [] for path in self.paths}
+        for index, layer in enumerate(report["layers"]):
+            calls[layer["path"]].append((index, layer))
+        return calls
+
+    def depth(self, path: str) -> int:
+        """Root 0, else the number of dotted components."""
+        return 0 if path == "" else path.count(".") + 1
+
+    def change(self, path: str) -> str:
+        """``matched``, ``added`` (only after) or ``removed`` (only before)."""
+        if self.before_calls is None or (path in self.after_set and path in self.before_set):
+            return "matched"
+        return "added" if path in self.after_set else "removed"
+
+
+def _group_keys(hierarchy: Hierarchy, view: str) -> list[tuple[Triple, bool]]:
+    triples: set[Triple] = set()
+    unrecorded = False
+    for calls in (hierarchy.calls, hierarchy.before_calls):
+        if calls is None:
+            continue
+        for path, entries in calls.items():
+            for _, layer in entries:
+                value, owner = call_value(layer, view)
+                if value is not None:
+                    triples.add(triple(value))
+                elif owner is None and not hierarchy.children[path]:
+                    unrecorded = True
+    keys = [(key, False) for key in triples]
+    if unrecorded or not triples:
+        keys.append(((UNRECORDED_METHOD, VIEW_UNITS[view], "module_call"), True))
+    return sorted(keys)
+
+
+def _group_calls(
+    hierarchy: Hierarchy,
+    calls: dict[str, list[tuple[int, Mapping[str, Any]]]],
+    path: str,
+    view: str,
+    key: Triple,
+    synthetic: bool,
+) -> list[dict[str, Any]]:
+    entries = []
+    for index, layer in calls[path]:
+        value, owner = call_value(layer, view)
+        if synthetic:
+            in_group = value is None and owner is None and not hierarchy.children[path]
+            shown = result("unavailable", None, key[1], key[2], key[0]) if in_group else value
+        else:
+            in_group = value is not None and triple(value) == key
+            shown = value
+        if owner is not None:
+            owner_label = path_label(owner["path"])
+            display = f"covered · included in {owner_label} · call #{owner['call_index']} inclusive estimate"
+            status_word = "covered"
+        else:
+            display = long_text(shown) if in_group else "not recorded in this method group"
+            status_word = shown["status"] if in_group and shown is not None else "not in group"
+        entries.append(
+            {
+                "index": index,
+                "call_index": layer["call_index"],
+                "result": shown,
+                "shared": bool(layer["parameters"]["shared"]),
+                "in_group": in_group,
+                "covered_by": owner,
+                "display": display,
+                "display_status": status_word,
+            }
+        )
+    return entries
+
+
+def _node_delta(node: dict[str, Any]) -> tuple[float | None, str | None, bool]:
+    """Own-call delta of a node in a group: (delta, failure reason, had a relevant call)."""
+    after = {c["call_index"]: c["result"] for c in node["calls"] if c["in_group"]}
+    before = {c["call_index"]: c["result"] for c in node["before_calls"] if c["in_group"]}
+    total: float = 0
+    for call_index in sorted(set(after) | set(before)):
+        if call_index not in after or call_index not in before:
+            return None, "call added, removed or measured differently; no numeric delta", True
+        if after[call_index]["status"] != "complete" or before[call_index]["status"] != "complete":
+            return None, "complete measurements needed on both sides", True
+        total += after[call_index]["value"] - before[call_index]["value"]
+    return total, None, bool(after or before)
+
+
+def build_group(
+    hierarchy: Hierarchy, view: str, key: Triple, synthetic: bool, gate: Sequence[str], k: int
+) -> dict[str, Any]:
+    """One map: nodes with direct values, subtotals, deltas, layout and rail kinds."""
+    method, unit, scope = key
+    comparing = hierarchy.before_calls is not None
+    nodes: dict[str, dict[str, Any]] = {}
+    for path in hierarchy.preorder:
+        calls = _group_calls(hierarchy, hierarchy.calls, path, view, key, synthetic)
+        before_calls = (
+            _group_calls(hierarchy, hierarchy.before_calls, path, view, key, synthetic)
+            if hierarchy.before_calls is not None
+            else []
+        )
+        own = [c["result"] for c in calls if c["in_group"]]
+        before_own = [c["result"] for c in before_calls if c["in_group"]]
+        direct = summarize(own, unit, scope, method)
+        before_direct = summarize(before_own, unit, scope, method)
+        first = (calls or before_calls or [{}])[0]
+        layer_type = ""
+        for entries in (hierarchy.calls, hierarchy.before_calls or {}):
+            if entries.get(path):
+                layer_type = entries[path][0][1]["type"]
+                break
+        if not (calls or before_calls):
+            kind = "structural"
+        elif view in ("parameters", "parameter_bytes"):
+            kind = "attributed"
+        else:
+            kind = "recorded" if own or before_own else "structural"
+        nodes[path] = {
+            "id": hierarchy.ids[path],
+            "path": path,
+            "label": path_label(path.rsplit(".", 1)[-1]) if path else "(root)",
+            "type": layer_type,
+            "parent": hierarchy.ids[p] if (p := parent_of(path)) is not None else None,
+            "children": [hierarchy.ids[c] for c in hierarchy.children[path]],
+            "depth": hierarchy.depth(path),
+            "calls": calls,
+            "before_calls": before_calls,
+            "covered": bool(first.get("covered_by")) and not own,
+            "direct": direct,
+            "direct_kind": kind,
+            "direct_known": (direct or {}).get("known_value") or 0,
+            "before_direct": before_direct,
+            "change": hierarchy.change(path),
+            "_own": own,
+            "_before_own": before_own,
+        }
+    # Subtotals and deltas bottom-up (reverse pre-order visits children before parents).
+    for path in reversed(hierarchy.preorder):
+        node = nodes[path]
+        children = [nodes[c] for c in hierarchy.children[path]]
+        node["_all"] = node["_own"] + [r for child in children for r in child["_all"]]
+        node["_before_all"] = node["_before_own"] + [r for child in children for r in child["_before_all"]]
+        subtotal = summarize(node["_all"], unit, SUBTOTAL_SCOPE, SUBTOTAL_METHOD)
+        node["subtotal"] = subtotal or result("unavailable", None, unit, SUBTOTAL_SCOPE, SUBTOTAL_METHOD)
+        node["known"] = node["subtotal"]["known_value"] or 0
+        before_sub = (
+            summarize(node["_before_all"], unit, SUBTOTAL_SCOPE, SUBTOTAL_METHOD) if comparing else None
+        )
+        node["before_subtotal"] = before_sub
+        node["before_known"] = (before_sub or {}).get("known_value") or 0
+        node["delta"], node["delta_reason"] = None, None
+        if not comparing:
+            continue
+        if gate:
+            node["delta_reason"] = "; ".join(gate)
+        elif view in ("parameters", "parameter_bytes"):
+            node["delta_reason"] = PARAMETER_DELTA_REASON
+        else:
+            delta, reason, relevant = _node_delta(node)
+            for child in children:
+                if reason is not None:
+                    break
+                if child["delta"] is None and child["delta_reason"] != "no comparable recorded contribution":
+                    reason = child["delta_reason"]
+                elif child["delta"] is not None:
+                    delta = (delta or 0) + child["delta"]
+                    relevant = True
+            if reason is not None:
+                node["delta_reason"] = reason
+            elif not relevant:
+                node["delta_reason"] = "no comparable recorded contribution"
+            else:
+                node["delta"] = delta
+    _layout(hierarchy, nodes)
+    root = nodes[""]
+    structure = root["_scale"] == "structure"
+    for path in hierarchy.preorder:
+        node = nodes[path]
+        rail = []
+        if any(r["status"] != "complete" for r in node["_own"] + node["_before_own"]):
+            rail.append("unknown")
+        if not structure and node["_weight"] > 0 and node["width"] < SMALL_WIDTH:
+            rail.append("small")
+        own_all = node["_own"] + node["_before_own"]
+        leaf = not hierarchy.children[path]
+        if leaf and own_all and all(r["status"] == "complete" and r["value"] == 0 for r in own_all):
+            rail.append("zero")
+        node["rail"] = rail
+        node["status"] = node["subtotal"]["status"]
+        if node["covered"]:
+            node["display_status"] = "covered"
+        elif structure and node["direct"] is None:
+            node["display_status"] = "structural"
+        else:
+            node["display_status"] = (node["direct"] or {}).get("status", "structural")
+        node["display"] = long_text(node["subtotal"])
+        node["before_display"] = long_text(node["before_subtotal"]) if comparing else None
+        node["delta_display"] = delta_text(node["delta"], unit, node["delta_reason"]) if comparing else None
+        for name in ("_own", "_before_own", "_all", "_before_all", "_weight", "_span", "_scale"):
+            node.pop(name, None)
+    label = f"{method} · {unit} · {scope}" if not synthetic else f"{UNRECORDED_METHOD} (no recorded value)"
+    return {
+        "id": f"map-{view}-{k}",
+        "kind": "unrecorded" if synthetic else "recorded",
+        "label": label,
+        "method": method,
+        "unit": unit,
+        "scope": scope,
+        "comparison": comparing,
+        "scale": "structure" if structure else "known",
+        "known_total": root["known"],
+        "layout_total": root.get("layout_total", 0),
+        "max_depth": max(node["depth"] for node in nodes.values()),
+        "nodes": [nodes[path] for path in hierarchy.preorder],
+        "rails": [],
+    }
+
+
+def _layout(hierarchy: Hierarchy, nodes: dict[str, dict[str, Any]]) -> None:
+    def own_weight(node: dict[str, Any]) -> float:
+        before = (node["before_direct"] or {}).get("known_value") or 0
+        return max(node["direct_known"], before)
+
+    for path in reversed(hierarchy.preorder):
+        node = nodes[path]
+        node["_weight"] = own_weight(node)
+        node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
+    scale = "known"
+    if nodes[""]["_span"] == 0:
+        scale = "structure"
+        for path in reversed(hierarchy.preorder):
+            node = nodes[path]
+            has_own = node["direct"] is not None or node["before_direct"] is not None
+            node["_weight"] = 1 if (not hierarchy.children[path] or has_own) else 0
+            node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
+    total = nodes[""]["_span"] or 1
+    nodes[""]["layout_total"] = nodes[""]["_span"]
+
+    # Pre-order placement without recursion, so very deep hierarchies cannot exhaust the stack.
+    starts = {"": 0.0}
+    for path in hierarchy.preorder:
+        node = nodes[path]
+        start = starts[path]
+        node["_scale"] = scale
+        node["x"] = start / total
+        node["width"] = node["_span"] / total
+        node["direct_x"] = node["x"]
+        node["direct_width"] = node["_weight"] / total
+        cursor = start + node["_weight"]
+        for child in hierarchy.children[path]:
+            starts[child] = cursor
+            cursor += nodes[child]["_span"]
+
+
+def default_selection(groups: Sequence[Mapping[str, Any]]) -> str:
+    """Largest positive direct value in the first group, else on before values, else a called node."""
+    if not groups:
+        return "node-0"
+    nodes = groups[0]["nodes"]
+    for field in ("direct", "before_direct"):
+        best = None
+        for node in nodes:
+            value = (node[field] or {}).get("known_value") or 0
+            if value > 0 and (best is None or value > best[0]):
+                best = (value, node["id"])
+        if best is not None:
+            return best[1]
+    for node in nodes:
+        if node["direct_kind"] != "structural" and (node["calls"] or node["before_calls"]):
+            return str(node["id"])
+    return "node-0"
+
+
+def group_default(group: Mapping[str, Any]) -> str:
+    """The default selection inside one group."""
+    return default_selection([group])
+
+
+def build_maps(
+    report: Mapping[str, Any], before: Mapping[str, Any] | None, gate: Sequence[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Every view's groups, totals and default selection (render.md 2)."""
+    hierarchy = Hierarchy(report, before)
+    maps: dict[str, dict[str, Any]] = {}
+    for view in VIEWS:
+        groups = [
+            build_group(hierarchy, view, key, synthetic, gate, k)
+            for k, (key, synthetic) in enumerate(_group_keys(hierarchy, view))
+        ]
+        for group in groups:
+            order = {"unknown": 0, "small": 1, "zero": 2}
+            cards = [
+                (order[node["rail"][0]], i, node["id"])
+                for i, node in enumerate(group["nodes"])
+                if node["rail"]
+            ]
+            group["rails"] = [
+                {"node": node_id, "kind": group["nodes"][i]["rail"][0]} for _, i, node_id in sorted(cards)
+            ]
+            group["default"] = group_default(group)
+        total = report["totals"].get(VIEW_TOTALS[view])
+        before_total = before["totals"].get(VIEW_TOTALS[view]) if before is not None else None
+        maps[view] = {
+            "view": view,
+            "label": VIEW_LABELS[view],
+            "groups": groups,
+            "total": total,
+            "before_total": before_total,
+            "comparison_delta": None,
+            "initial_node": default_selection(groups),
+        }
+    return maps

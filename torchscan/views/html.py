@@ -1,0 +1,319 @@
+"""The offline HTML module cost explorer for one AnalysisReport, optionally against a baseline.
+
+One self-contained document (render.md 3): summary cards, five metric views switched by radio
+buttons (CSS only, so they work without script), an icicle map per metric group, a rail of cards
+for what the map cannot size, rankings of complete calls only, an inspector, and a closed appendix
+with every exact piece of evidence. The one script enhances keyboard navigation and selection; it
+is a constant package file whose SHA-256 is the only script the Content-Security-Policy allows.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from torchscan.views.evidence import build_data, shape_text
+from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
+from torchscan.views.html_appendix import appendix, badge_measure
+from torchscan.views.map_svg import draw_map
+from torchscan.views.text import compact_text, delta_text, esc, long_text, number, path_label, script_json
+
+EMPTY_RANKING = "<tr><td colspan=4>No complete calls in this group.</td></tr>"
+
+
+@cache
+def asset(name: str) -> str:
+    """Text of a packaged CSS/JS asset."""
+    return resources.files("torchscan.views").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def content_security_policy(script: str) -> str:
+    """The explorer's CSP: nothing external, only the packaged script by hash (render.md 3.8)."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return (
+        f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def _card(title: str, value: Mapping[str, Any] | None, note: str) -> str:
+    method = esc(value["method"]) if value else "not recorded"
+    return (
+        f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge_measure(value)}</p>'
+        f'<p class="card-method">Method: {method}</p><p class="card-note">{esc(note)}</p></div>'
+    )
+
+
+def _context_line(report: Mapping[str, Any]) -> str:
+    context = report["context"]
+    inputs = report["inputs"]
+    args = inputs.get("args") if isinstance(inputs.get("args"), list) else []
+    shapes = ", ".join(shape_text(arg) for arg in args) or "none"
+    devices = ", ".join(context.get("devices", [])) or "unknown"
+    dtypes = ", ".join(context.get("dtypes", [])) or "unknown"
+    mode = context.get("analysis_mode", "full")
+    return (
+        f'<p class="context-line">Inputs ({esc(inputs.get("source", "unknown"))}): {esc(shapes)} · '
+        f"Devices: {esc(devices)} · Dtypes: {esc(dtypes)} · Analysis mode: {esc(mode)} · "
+        f"torch {esc(context.get('torch_version', '?'))} · TorchScan "
+        f"{esc(context.get('torchscan_version', '?'))}</p>"
+    )
+
+
+def _rail(group: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> str:
+    if not group["rails"]:
+        return ""
+    words = {"unknown": "not complete", "small": "too small to draw", "zero": "complete zero"}
+    cards = []
+    for card in group["rails"]:
+        node = nodes[card["node"]]
+        kinds = " ".join(node["rail"])
+        cards.append(
+            f'<a class="rail-card {kinds}" data-node-id="{node["id"]}" data-group-id="{group["id"]}" '
+            f'href="#module-{node["id"]}"><span class="rail-path">{esc(path_label(node["path"]))}</span>'
+            f'<span class="rail-kind">{esc(words[card["kind"]])}</span>'
+            f'<span class="rail-value">{esc(compact_text(node["direct"] or node["subtotal"]))}</span>'
+            f'<span class="rail-note">{esc(_rail_note(node))} · deliberately unscaled, not sized by '
+            "cost</span></a>"
+        )
+    return (
+        f'<div class="rail-group" data-group-id="{group["id"]}"><h4>{esc(group["label"])}: '
+        f"{len(cards)} module{'s' if len(cards) != 1 else ''} the map cannot size</h4>"
+        f'<div class="rail-cards">{"".join(cards)}</div></div>'
+    )
+
+
+def _rail_note(node: Mapping[str, Any]) -> str:
+    if node["direct"] is not None and node["direct"]["status"] == "partial":
+        return f"at least {number(node['direct']['known_value'])}, full value unknown"
+    if node["direct"] is not None and node["direct"]["status"] == "unavailable":
+        return "unknown"
+    return long_text(node["direct"] or node["subtotal"])
+
+
+def _ranking(group: Mapping[str, Any], view: str, total: Mapping[str, Any] | None) -> str:
+    complete, unranked = [], []
+    for node in group["nodes"]:
+        for call in node["calls"]:
+            if not call["in_group"]:
+                continue
+            if call["result"]["status"] == "complete":
+                complete.append((-call["result"]["value"], node["path"], call["call_index"], call, node))
+            else:
+                unranked.append((node, call))
+    complete.sort(key=lambda item: item[:3])
+    largest = -complete[0][0] if complete else 0
+    rows = []
+    for rank, (_, _, _, call, _node) in enumerate(complete[:10], start=1):
+        value = call["result"]["value"]
+        fraction = value / largest if largest else 0
+        shared = ""
+        if view not in COMPUTE_VIEWS and call["shared"]:
+            shared = "<br><small>shared tensors are accounted to an earlier call</small>"
+        rows.append(
+            f'<tr><td>{rank}</td><td><a href="#call-{call["index"]}">{esc(call["label"])}</a>{shared}</td>'
+            f'<td>{badge_measure(call["result"])} <progress max="1" value="{fraction:.6f}">'
+            f"{fraction:.0%} of the largest complete "
+            f"call</progress></td><td>{esc(call['result']['method'])}</td></tr>"
+        )
+    missing = "".join(
+        f'<li><a href="#call-{call["index"]}">{esc(call["label"])}</a>: {esc(call["display"])}</li>'
+        for node, call in unranked
+    )
+    table = (
+        f"<table><caption>Top complete calls in {esc(group['label'])} (ranks restart in each method group; "
+        "bars compare with the largest complete call, not a share of the total)</caption>"
+        "<thead><tr><th>Rank</th><th>Call</th><th>Value</th><th>Method</th></tr></thead>"
+        f"<tbody>{''.join(rows) or EMPTY_RANKING}</tbody></table>"
+    )
+    return (
+        f'<div class="ranking-group"><p>Authoritative model total: {badge_measure(total)}</p>{table}'
+        f"<details><summary>Unranked incomplete or absent measurements ({len(unranked)})</summary>"
+        f"<ul>{missing}</ul></details></div>"
+    )
+
+
+def inspector(data: Mapping[str, Any], view: str, group: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+    """Static inspector markup for one node; the script rebuilds the same structure on selection."""
+    comparing = data["before"] is not None
+    calls = node["calls"]
+    count = len(calls) or len(node["before_calls"])
+    parts = [
+        f'<h3 tabindex="-1">{esc(path_label(node["path"]))}</h3>',
+        f'<p class="inspector-type">{esc(node["type"] or "structural module (not called)")} · '
+        f"{count} call{'s' if count != 1 else ''}{' (×' + str(count) + ' calls)' if count > 1 else ''}</p>",
+        f'<p>Subtotal: <span class="metric-value">{badge_measure(node["subtotal"])}</span></p>',
+        '<p class="note">Derived from this path and its descendants (derived_recorded_subtotal, '
+        "observed_subtree), not a new measurement.</p>",
+    ]
+    if node["covered"]:
+        parts.append("<p>Own calls are covered by an ancestor's inclusive estimate.</p>")
+    elif node["direct"] is None:
+        parts.append("<p>Own value: no direct estimate.</p>")
+    else:
+        parts.append(f"<p>Own value: {badge_measure(node['direct'])}</p>")
+    if node["shapes"]:
+        parts.append(f"<p>First call: {esc(node['shapes'])}</p>")
+    largest = max(
+        (c["result"]["value"] for c in calls if c["in_group"] and c["result"]["status"] == "complete"),
+        default=0,
+    )
+    for call in calls:
+        bar = ""
+        if call["in_group"] and call["result"]["status"] == "complete":
+            fraction = call["result"]["value"] / largest if largest else 0
+            bar = f' <progress max="1" value="{fraction:.6f}">{fraction:.0%}</progress>'
+        extra = f"<br>{esc(call['attribution'])}" if "attribution" in call else ""
+        parts.append(
+            f'<div class="call-card"><a href="#call-{call["index"]}">{esc(call["label"])}</a><br>'
+            f"{esc(call['display'])}{bar}{extra}<br>{esc(call['shapes'])}</div>"
+        )
+    if node["change"] == "removed":
+        for call in node["before_calls"]:
+            parts.append(
+                f'<div class="call-card"><a href="#before-call-{call["index"]}">Before: '
+                f"{esc(call['label'])}</a>"
+                f"<br>{esc(call['display'])}<br>{esc(call['shapes'])}</div>"
+            )
+    if count > 1:
+        parts.append("<p class=note>The schema cannot tie a child call to a parent call.</p>")
+    parts.append(
+        f"<p>Method: {esc(group['method'])}<br>Scope: {esc(group['scope'])}<br>Unit: {esc(group['unit'])}</p>"
+    )
+    diags = [d for d in data["diagnostics"] if d.get("path") == node["path"]]
+    if diags:
+        items = "".join(
+            f'<li><a href="#diagnostic-{d["index"]}">{esc(d["code"])}</a>: {esc(d["message"])}</li>'
+            for d in diags
+        )
+        parts.append(f"<h4>Diagnostics</h4><ul>{items}</ul>")
+    if comparing:
+        parts.append(
+            f"<p>Before: {esc(node['before_display'])}<br>After: {esc(node['display'])}<br>"
+            f"Delta: {esc(node['delta_display'])}</p>"
+        )
+        before_diags = [d for d in data["before_diagnostics"] if d.get("path") in (node["path"], None)]
+        items = "".join(
+            f'<li><a href="#before-diagnostic-{d["index"]}">'
+            f"{'Global' if d.get('path') is None else 'This path'}: "
+            f"{esc(d['code'])}</a> {esc(d['message'])}</li>"
+            for d in before_diags
+        )
+        parts.append(f"<h4>Before diagnostics</h4><ul>{items or '<li>None recorded.</li>'}</ul>")
+    indexes = {c["index"] for c in calls}
+    for suggestion in data["suggestions"]:
+        if suggestion["target"].get("index") in indexes and suggestion["view"] == view:
+            parts.append(f"<p class=experiment>Experiment to try: {esc(suggestion['experiment'])}</p>")
+    return "".join(parts)
+
+
+def _panel(data: Mapping[str, Any], view: str) -> str:
+    view_map = data["maps"][view]
+    initial = view_map["initial_node"]
+    maps, rails, rankings = [], [], []
+    for group in view_map["groups"]:
+        nodes = {node["id"]: node for node in group["nodes"]}
+        scale = (
+            " Structure scale: widths show shape only, not cost (nothing known to size)."
+            if group["scale"] == "structure"
+            else ""
+        )
+        maps.append(
+            f'<section class="map-group" aria-labelledby="title-{group["id"]}"><h4 id="title-{group["id"]}">'
+            f"{esc(group['label'])} · known total "
+            f"{esc(long_text(group['nodes'][0]['subtotal']))}{esc(scale)}</h4>"
+            f'<div class="map-scroll">{draw_map(group, interactive=True, selected=group["default"])}'
+            "</div></section>"
+        )
+        rails.append(_rail(group, nodes))
+        rankings.append(_ranking(group, view, view_map["total"]))
+    first = view_map["groups"][0]
+    selected = next((n for n in first["nodes"] if n["id"] == initial), first["nodes"][0])
+    rail_html = "".join(rails) or "<p>Every module with a value is drawn at its size.</p>"
+    delta = ""
+    if data["before"] is not None and view_map["comparison_delta"] is not None:
+        entry = view_map["comparison_delta"]
+        delta = f" · change {esc(entry.get('withheld') or _delta_words(entry))}"
+    return (
+        f'<div class="metric-panel" data-view="{view}" data-initial-node="{initial}">'
+        f'<div class="map-column"><h3 class="panel-title">{esc(view_map["label"])} by module</h3>'
+        '<p class="note">This is the module hierarchy of executed calls, not a computational graph. Tile '
+        "width is "
+        "the known recorded value of a module and its descendants within one method group; hatched tiles "
+        "are lower "
+        "bounds and grey tiles are unknown or unscaled.</p>"
+        f"<p>Authoritative model total: {badge_measure(view_map['total'])}{delta}</p>"
+        '<div class="toolbar" role="toolbar" aria-label="Map controls">'
+        '<button type="button" data-action="collapse" disabled>Collapse branch</button>'
+        '<button type="button" data-action="zoom" disabled>Zoom into branch</button>'
+        '<button type="button" data-action="up" disabled>Parent module</button>'
+        '<button type="button" data-action="reset" disabled>Reset map</button></div>'
+        f"{''.join(maps)}"
+        '<div class="rail" aria-label="Modules the map cannot size"><h4>Rail: unknown, tiny and zero '
+        "modules</h4>"
+        f"{rail_html}</div>"
+        '<details class="ranking"><summary>Rankings of complete '
+        f"calls</summary>{''.join(rankings)}</details></div>"
+        '<aside data-inspector="" aria-live="polite" '
+        f'aria-label="Inspector">{inspector(data, view, first, selected)}'
+        "</aside></div>"
+    )
+
+
+def _delta_words(entry: Mapping[str, Any]) -> str:
+    if entry.get("delta") is None:
+        return f"{entry['status']} · delta unknown (requires two complete measurements)"
+    unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
+    return delta_text(entry["delta"], unit)
+
+
+def render_explorer(
+    report: Mapping[str, Any],
+    before: Mapping[str, Any] | None,
+    diff: Mapping[str, Any] | None,
+    gate: Sequence[str],
+    *,
+    title: str,
+    metric: str,
+) -> str:
+    """The whole explorer document for validated reports (render.md 3)."""
+    data = build_data(report, before, diff, gate)
+    script = asset("explorer.js")
+    totals = report["totals"]
+    radios = "".join(
+        f'<input type="radio" name="view" id="view-{view}" '
+        f'value="{view}"{" checked" if view == metric else ""}>'
+        f'<label for="view-{view}">{esc(data["maps"][view]["label"])}</label>'
+        for view in VIEWS
+    )
+    panels = "".join(_panel(data, view) for view in VIEWS)
+    cards = (
+        _card("Module-formula FLOPs", totals.get("module_flops"), "Sum of per-module formulas.")
+        + _card("Unique parameters", totals.get("parameters"), "Every registered tensor counted once.")
+        + _card(
+            "Operator-dispatch FLOPs",
+            totals.get("operator_flops"),
+            "Counted from dispatched operators: a separate method, never added to module FLOPs.",
+        )
+    )
+    model_type = report["context"].get("model_type", "unknown model type")
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy(script)}">'
+        f"<title>{esc(title)}</title><style>{asset('explorer.css')}</style></head><body>"
+        '<a class="skip" href="#main">Skip to the explorer</a>'
+        f'<main id="main"><header><h1>{esc(title)}</h1><p class="model">Model: {esc(model_type)}</p></header>'
+        f"{_context_line(report)}"
+        f'<section class="cards" aria-label="Model totals">{cards}</section>'
+        '<fieldset class="views"><legend>Metric view</legend>'
+        f"{radios}{panels}</fieldset>"
+        f"{appendix(data, report, before)}"
+        f'<script id="torchscan-data" type="application/json">{script_json(data)}</script></main>'
+        f"<script>{script}</script></body></html>\n"
+    )

@@ -1,0 +1,213 @@
+"""Icicle drawing of one metric group, identical in the HTML explorer and the SVG snapshot.
+
+Rows are module depths; a tile's width is its share of the group's known total (or shape only on
+a structure-scale map). Drawing constants follow render.md 2 so every ``rect[data-tile]`` has the
+same coordinates in both formats. Colour never carries meaning alone: partial tiles are hatched
+and every tile names its status in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from torchscan.views.text import compact_text, esc, long_text, neutral
+
+CANVAS = 900
+INNER = 892
+LEFT = 4
+ROW = 58
+ROW_COMPARING = 76
+BAR_HEIGHT = 7
+PALETTE = ("#2f6db5", "#3f86c9", "#5b9bd5", "#7fb1e0", "#9fc4e8", "#bcd6ef")
+NEUTRAL = "#c8c8c8"
+
+
+def row_height(group: Mapping[str, Any]) -> int:
+    """58 px per depth row, 76 when comparing (room for paired bars)."""
+    return ROW_COMPARING if group["comparison"] else ROW
+
+
+def map_height(group: Mapping[str, Any]) -> int:
+    """Canvas height for the group's deepest row."""
+    return LEFT + (group["max_depth"] + 1) * row_height(group)
+
+
+def tile_box(group: Mapping[str, Any], x: float, width: float, depth: int) -> tuple[str, str, str, str]:
+    """``(x, y, width, height)`` strings with three decimals (render.md 2, Geometry)."""
+    row = row_height(group)
+    pixels = width * INNER
+    gap = min(1.5, pixels / 5)
+    return (
+        f"{LEFT + x * INNER:.3f}",
+        f"{LEFT + depth * row:.3f}",
+        f"{max(pixels - gap, 0):.3f}",
+        f"{row - 6:.3f}",
+    )
+
+
+def node_label(node: Mapping[str, Any]) -> str:
+    """Short tile label: last path component, ``×N calls`` for repeats, added/removed marker."""
+    label = node["label"]
+    count = max(len(node["calls"]), len(node["before_calls"]))
+    if count > 1:
+        label += f" ×{count} calls"
+    if node["change"] != "matched":
+        label += f" · {node['change']}"
+    return label
+
+
+def is_neutral(group: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
+    """Structure-scale tiles and tiles without any known value are neutral grey."""
+    return group["scale"] == "structure" or not (node["known"] or node["before_known"])
+
+
+def describe(group: Mapping[str, Any], node: Mapping[str, Any], types: str = "") -> str:
+    """The tile's accessible description (render.md 3.2): never raw call JSON."""
+    calls = max(len(node["calls"]), len(node["before_calls"]))
+    parts = [
+        f"{'(root)' if node['path'] == '' else neutral(node['path'])}, "
+        f"{neutral(node['type'] or 'structural')}"
+    ]
+    parts.append(f"{calls} call{'s' if calls != 1 else ''}.")
+    if group["scale"] == "structure":
+        parts.append("structural · unscaled: width shows shape only, not cost.")
+    parts.append(f"Derived subtree subtotal: {node['display']}.")
+    if node["covered"]:
+        parts.append("Own calls are covered by an ancestor's inclusive estimate.")
+    elif node["direct"] is None:
+        parts.append("Own value: no direct estimate.")
+    else:
+        parts.append(f"Own value: {long_text(node['direct'])}.")
+    parts.append(f"Method: {neutral(group['method'])}. Scope: {neutral(group['scope'])}.")
+    if group["comparison"]:
+        parts.append(f"Before: {node['before_display']}.")
+        if node["delta"] is not None:
+            parts.append(f"Complete comparable delta: {node['delta_display'].removeprefix('complete · ')}.")
+        else:
+            parts.append(f"Delta unknown: {node['delta_reason']}.")
+        if node["change"] != "matched":
+            parts.append(f"This module was {node['change']}.")
+    return " ".join(parts)
+
+
+def _fit(text: str, pixels: float) -> str:
+    limit = int((pixels - 8) / 6.6)
+    if limit < 5 and len(text) > limit:
+        return ""  # a two-letter stump reads worse than the tooltip, rail and inspector
+    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
+
+
+def _fill(group: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+    return NEUTRAL if is_neutral(group, node) else PALETTE[min(node["depth"], len(PALETTE) - 1)]
+
+
+def draw_map(
+    group: Mapping[str, Any],
+    *,
+    interactive: bool,
+    selected: str,
+    titles: Mapping[str, str] | None = None,
+) -> str:
+    """One ``<svg class="module-map">`` for a group: tiles, own slots, hatched partial overlays.
+
+    ``interactive`` tiles carry the explorer's data attributes and link to the hierarchy; static
+    tiles (SVG snapshot) get ``static-`` ids and a ``<title>`` with the call evidence.
+    """
+    gid = group["id"]
+    hatch = f"hatch-{gid}"
+    height = map_height(group)
+    row = row_height(group)
+    out = [
+        f'<svg class="module-map" xmlns="http://www.w3.org/2000/svg" role="group" data-group-id="{gid}" '
+        f'aria-label="{esc(group["label"])} module map" viewBox="0 0 {CANVAS} {height}" '
+        f'width="{CANVAS}" height="{height}">',
+        f'<defs><pattern id="{hatch}" width="8" height="8" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="8" height="8" fill="#ffffff" fill-opacity="0.25"/>'
+        '<line x1="0" y1="0" x2="0" y2="8" stroke="#1a1a1a" stroke-width="3" stroke-opacity="0.55"/>'
+        "</pattern></defs>",
+    ]
+    for node in group["nodes"]:
+        if node["width"] <= 0 and group["scale"] == "known":
+            continue
+        x, y, w, h = tile_box(group, node["x"], node["width"], node["depth"])
+        nid = node["id"]
+        description = describe(group, node)
+        neutral_tile = "true" if is_neutral(group, node) else "false"
+        current = ' aria-current="true"' if nid == selected else ""
+        if interactive:
+            expanded = ' aria-expanded="true"' if node["children"] else ""
+            out.append(
+                f'<a data-map-node="" data-node-id="{nid}" data-group-id="{gid}" '
+                f'data-parent="{node["parent"] or ""}" '
+                f'data-depth="{node["depth"]}" data-neutral="{neutral_tile}" tabindex="0" id="{gid}-{nid}" '
+                f'href="#module-{nid}" aria-label="{esc(description)}"{current}{expanded}>'
+                f"<title>{esc(description)}</title>"
+            )
+        else:
+            evidence = (titles or {}).get(nid, "")
+            out.append(
+                f'<a id="static-{gid}-{nid}" tabindex="0" href="#static-{gid}-{nid}" '
+                f'data-neutral="{neutral_tile}" '
+                f'aria-label="{esc(description)}"{current}><title>{esc(description + evidence)}</title>'
+            )
+        fill = _fill(group, node)
+        out.append(
+            f'<rect data-tile="" x="{x}" y="{y}" width="{w}" height="{h}" fill="{fill}" class="tile"/>'
+        )
+        if group["scale"] == "known" and node["status"] == "partial":
+            out.append(
+                f'<rect data-overlay="partial" x="{x}" y="{y}" width="{w}" height="{h}" '
+                f'fill="url(#{hatch})"/>'
+            )
+        pixels = float(w)
+        left = float(x) + 4
+        dark = fill in PALETTE[:3]
+        colour = "#ffffff" if dark else "#111111"
+        label = _fit(node_label(node), pixels)
+        if label:
+            out.append(f'<text x="{left:.3f}" y="{float(y) + 16:.3f}" fill="{colour}">{esc(label)}</text>')
+        value = "structural · unscaled" if group["scale"] == "structure" else compact_text(node["subtotal"])
+        if node["covered"]:
+            value = "covered · " + value
+        value = _fit(value, pixels)
+        if value:
+            out.append(
+                f'<text x="{left:.3f}" y="{float(y) + 32:.3f}" fill="{colour}" class="v">{esc(value)}</text>'
+            )
+        if group["comparison"]:
+            scale = INNER / (group["layout_total"] or 1) if group["scale"] == "known" else 0.0
+            for index, (bar, known) in enumerate(
+                (("before", node["before_known"]), ("after", node["known"]))
+            ):
+                length = min(known * scale, pixels) if scale else 0.0
+                out.append(
+                    f'<rect data-bar="{bar}" x="{float(x):.3f}" y="{float(y) + 38 + index * 9:.3f}" '
+                    f'width="{length:.3f}" height="{BAR_HEIGHT}" class="bar-{bar}"/>'
+                )
+            delta = (
+                f"Δ {node['delta_display'].removeprefix('complete · ')} · complete"
+                if node["delta"] is not None
+                else "delta unknown"
+            )
+            delta = _fit(delta, pixels)
+            if delta:
+                out.append(
+                    f'<text x="{left:.3f}" y="{float(y) + row - 10:.3f}" fill="{colour}">{esc(delta)}</text>'
+                )
+        out.append("</a>")
+        if node["children"] and node["direct_width"] > 0:
+            ox, oy, ow, oh = tile_box(group, node["direct_x"], node["direct_width"], node["depth"] + 1)
+            out.append(
+                f'<g data-own-node="{nid}" data-group-id="{gid}" class="own-slot"><rect x="{ox}" y="{oy}" '
+                f'width="{ow}" '
+                f'height="{oh}" fill="{fill}" fill-opacity="0.45" stroke="#555" stroke-dasharray="3 2"/>'
+                + (
+                    f'<text x="{float(ox) + 4:.3f}" y="{float(oy) + 16:.3f}">own</text>'
+                    if float(ow) > 30
+                    else ""
+                )
+                + "</g>"
+            )
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,85 @@
+"""``render_report``: offline HTML/SVG evidence for saved reports (render.md 1).
+
+A view over a report that already exists: it never runs a model, re-measures, touches files or the
+network, and never imports torch. The same arguments always give byte-identical output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from torchscan.report.validate import (
+    check_text,
+    report_kind,
+    validate_analysis_report,
+    validate_benchmark_comparison,
+    validate_benchmark_report,
+)
+from torchscan.views.geometry import VIEWS
+
+FORMATS = ("html", "svg")
+
+
+def _check_options(format: Any, metric: Any, title: Any) -> None:
+    if not isinstance(format, str) or format not in FORMATS:
+        raise ValueError(f"format must be 'html' or 'svg', got {format!r:.60}")
+    if not isinstance(metric, str) or metric not in VIEWS:
+        raise ValueError(f"metric must be one of {', '.join(VIEWS)}, got {metric!r:.60}")
+    if not isinstance(title, str):
+        raise ValueError(f"title must be a str, got {type(title).__name__}")
+    check_text(title, "title")
+
+
+def render_report(
+    report: Any,
+    *,
+    format: str = "html",
+    before: Any = None,
+    title: str = "TorchScan analysis",
+    metric: str = "module_flops",
+) -> str:
+    """Render a saved report as one self-contained document and return it as text.
+
+    ``AnalysisReport`` → an interactive HTML module cost explorer (``format="html"``) or a static
+    SVG snapshot of the ``metric`` view (``format="svg"``); with ``before=`` another AnalysisReport,
+    both show a before/after comparison through ``compare_reports``. ``BenchmarkReport`` and
+    ``BenchmarkComparison`` → an HTML page (no SVG, no ``before=``).
+
+    Everything is validated first (``ValueError`` naming the location of a problem). The output
+    loads nothing from outside the document, escapes every report string, and is byte-identical for
+    equal arguments. It shows recorded evidence only: an unknown value is never drawn as zero, a
+    lower bound never as a full value, and FLOPs say nothing about latency or memory.
+    """
+    _check_options(format, metric, title)
+    kind = report_kind(report)
+    if kind != "analysis":
+        if format != "html":
+            raise ValueError(f"format {format!r} is not available for a {kind.replace('_', ' ')}; use 'html'")
+        if before is not None:
+            raise ValueError(
+                "before= is only for analysis reports; compare benchmarks with compare_benchmarks"
+            )
+        from torchscan.views.benchmark_html import render_benchmark, render_benchmark_comparison
+
+        if kind == "benchmark":
+            validate_benchmark_report(report)
+            return render_benchmark(report, title=title)
+        validate_benchmark_comparison(report)
+        return render_benchmark_comparison(report, title=title)
+    validate_analysis_report(report)
+    diff: Mapping[str, Any] | None = None
+    gate: list[str] = []
+    if before is not None:
+        validate_analysis_report(before, "before")
+        from torchscan.views.comparison import checked_diff, gate_reasons
+
+        gate = gate_reasons(before, report)
+        diff = checked_diff(before, report, gate)
+    if format == "svg":
+        from torchscan.views.svg import render_svg
+
+        return render_svg(report, before, diff, gate, title=title, metric=metric)
+    from torchscan.views.html import render_explorer
+
+    return render_explorer(report, before, diff, gate, title=title, metric=metric)
