@@ -114,18 +114,18 @@ def attach_operator_flops(records: list[CallRecord], layers: list[LayerReport]) 
 def compute_total(name: str, layers: Iterable[LayerReport]) -> MetricResult:
     """Sum one compute metric over every row that has it (formulas.md A.3, extensions 5.5)."""
     known: int | float = 0
-    seen = False
+    seen = False  # some row has a known value (complete or partial)
     complete = True
     methods: set[str] = set()
     for layer in layers:
         result = layer["metrics"].get(name)
         if result is None:
             continue
-        seen = True
         methods.add(result["method"])
         if result["status"] != "complete":
             complete = False
         if result["known_value"] is not None:
+            seen = True
             known += result["known_value"]
     unit = FIELD_UNITS[name]
     estimate_methods = methods - {MODULE_FORMULA_METHOD, "forward_failed", "not_applicable"}
