@@ -61,13 +61,16 @@ FailureHandler = Callable[["CallRecorder", CallRecord, nn.Module], None]
 EnterHandler = Callable[["CallRecorder", CallRecord, nn.Module], None]
 
 
-def _own_tensors(module: nn.Module) -> tuple[list[nn.Parameter], list[Any]]:
-    params = [p for p in module._parameters.values() if p is not None]
-    buffers = [b for b in module._buffers.values() if b is not None]
-    return params, buffers
+def _own_tensors(module: nn.Module) -> tuple[tuple[nn.Parameter, ...], tuple[Any, ...]]:
+    params = module._parameters
+    buffers = module._buffers
+    return (
+        tuple(p for p in params.values() if p is not None) if params else (),
+        tuple(b for b in buffers.values() if b is not None) if buffers else (),
+    )
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ModuleInfo:
     """What the recorder knows about one module of the model, computed once before the forward."""
 
@@ -120,8 +123,8 @@ class CallRecorder:
                 depth=path.count(".") + 1 if path else 0,
                 type_name=type(module).__name__,
                 is_leaf=not any(child is not None for child in module._modules.values()),
-                params=tuple(params),
-                buffers=tuple(buffers),
+                params=params,
+                buffers=buffers,
             )
 
     def install(self) -> None:
@@ -155,6 +158,11 @@ class CallRecorder:
     def _attribute(
         self, params: tuple[nn.Parameter, ...], buffers: tuple[Any, ...]
     ) -> tuple[ParameterStats, BufferStats]:
+        if not params and not buffers:
+            return (
+                {"trainable": 0, "frozen": 0, "bytes": 0, "shared": False},
+                {"elements": 0, "bytes": 0, "shared": False},
+            )
         seen = self._seen_tensors
         trainable = frozen = p_bytes = 0
         p_shared = False
