@@ -80,6 +80,16 @@ def _run_watched(formula: Callable[..., Any] | None, *args: Any) -> _Outcome:
     return outcome
 
 
+def _error_message(error: Exception) -> str:
+    """``"<ExceptionClass>: <reason>"``, naming the public class (``NotImplementedError``)."""
+    name = (
+        "NotImplementedError"
+        if isinstance(error, registry.UnsupportedConfiguration)
+        else type(error).__name__
+    )
+    return f"{name}: {error}"
+
+
 def _unsupported_message(module: nn.Module) -> str:
     return f"Module type not supported: {type(module).__name__}"
 
@@ -164,7 +174,7 @@ def _record_compute(record: CallRecord, module: nn.Module, name: str, outcome: _
         record.diagnostics.append(
             diagnostic(
                 "module_metric_error",
-                f"{type(outcome.error).__name__}: {outcome.error}",
+                _error_message(outcome.error),
                 metric=name,
                 path=path,
             )
@@ -193,7 +203,7 @@ def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], ou
         record.diagnostics.append(
             diagnostic(
                 "module_metric_error",
-                f"{type(outcome.error).__name__}: {outcome.error}",
+                _error_message(outcome.error),
                 metric=first,
                 path=path,
             )

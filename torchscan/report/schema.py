@@ -65,6 +65,8 @@ class Diagnostic(TypedDict):
 
 
 def _check_number(name: str, number: object, signed: bool = False) -> Number:
+    if type(number) is int and (signed or number >= 0):  # the common case, checked cheaply
+        return number
     if isinstance(number, bool) or not isinstance(number, int | float):
         raise TypeError(f"MetricResult {name} must be an int or float, got {type(number).__name__}")
     if isinstance(number, float) and not math.isfinite(number):
@@ -93,9 +95,10 @@ def metric_result(
     fields (receptive field, effective stride/padding), whose documented conventions are signed:
     a transposed convolution's field is ``-k`` and adaptive pooling's padding can be negative.
     """
-    for label, text in (("unit", unit), ("scope", scope), ("method", method)):
-        if not isinstance(text, str) or not text:
-            raise ValueError(f"MetricResult {label} must be a non-empty string")
+    if not (type(unit) is str and unit and type(scope) is str and scope and type(method) is str and method):
+        for label, text in (("unit", unit), ("scope", scope), ("method", method)):
+            if not isinstance(text, str) or not text:
+                raise ValueError(f"MetricResult {label} must be a non-empty string")
     if status == "complete":
         number = _check_number("value", value, signed)
         return {
