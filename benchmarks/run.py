@@ -1,97 +1,180 @@
-"""Time TorchScan against a bare forward pass and PyTorch's FlopCounterMode, interleaved.
+"""Time TorchScan against a bare forward pass, PyTorch's FlopCounterMode and the peers, interleaved.
 
-Usage: ``python benchmarks/run.py`` (full run, minutes) or ``python benchmarks/run.py --smoke``
-(seconds; what CI runs: tiny models, no thresholds). Prints a Markdown table of ratios to the bare
-forward and to FlopCounterMode alone. One process, one run, median of the repetitions, CPU,
-``torch.set_num_threads(1)``. Peers (torchinfo, fvcore, ptflops, thop) are timed by
-``benchmarks/peers.py`` when installed.
+Usage: ``python benchmarks/run.py`` (full run: ResNet-50, MobileNetV3-Large, BERT-base, GPT-2 and
+Linear+ReLU stacks of 100 to 10,000 pairs; tens of minutes on two cores) or
+``python benchmarks/run.py --smoke`` (seconds; what CI runs: tiny models, one repetition, no
+thresholds, peers skipped when not installed). One process, one run, interleaved, median of the
+repetitions, CPU, ``torch.set_num_threads(1)``. Prints a Markdown table of ratios to the bare forward
+and to FlopCounterMode alone, per-pair costs for the stacks, and peak RSS per tool measured in fresh
+processes; ``--out FILE`` also writes it to a file. Peers (torchinfo, fvcore, ptflops, thop; pinned in
+``benchmarks/requirements.txt``) are timed when installed. See ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import datetime
+import importlib.metadata
+import os
+import platform
 import sys
-import time
-from collections.abc import Callable
+import warnings
 from pathlib import Path
-
-import torch
-from torch import nn
-from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from models import build_models
+import harness
+import models
+import report
+import tools
+import torch
 
 import torchscan
 
 
-def _time(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
 
 
-def contenders(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> dict[str, Callable[[], object]]:
-    """Every timed variant of one model, each a zero-argument callable."""
-
-    def bare() -> None:
-        with torch.no_grad():
-            model(*inputs)
-
-    def flop_counter() -> None:
-        with torch.no_grad(), FlopCounterMode(display=False):
-            model(*inputs)
-
-    def measure_flops() -> None:
-        with torch.no_grad():
-            torchscan.measure_flops(lambda: model(*inputs))
-
-    return {
-        "bare forward": bare,
-        "FlopCounterMode": flop_counter,
-        "torchscan structure": lambda: torchscan.crawl_module(model, args=inputs, mode="structure"),
-        "torchscan full": lambda: torchscan.crawl_module(model, args=inputs),
-        "torchscan measure_flops": measure_flops,
-    }
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
-def run(models: dict[str, tuple[nn.Module, tuple[torch.Tensor, ...]]], repeats: int) -> list[str]:
-    """Interleave every contender per repetition and return Markdown table lines."""
-    lines = [
-        "| model | contender | median s | × bare | × FlopCounterMode |",
-        "| --- | --- | --- | --- | --- |",
+def _load() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+def _header(options: argparse.Namespace, argv: list[str], load_before: float | None) -> list[str]:
+    cores = os.cpu_count() or 1
+    load_after = _load()
+    # This run itself adds about 1 to the load average it ends with.
+    busy = (load_before or 0) > 0.5 or (load_after or 0) > 1.5
+    packages = dict.fromkeys(tool.package for tool in tools.PEERS)  # ptflops once for both backends
+    peers = ", ".join(f"{package} {_version(package)}" for package in packages if package)
+    versions = ", ".join(
+        [
+            f"python {platform.python_version()}",
+            f"torch {torch.__version__}",
+            f"torchscan {torchscan.__version__}",
+        ]
+        + [f"{name} {_version(name)}" for name in ("transformers", "torchvision")]
+    )
+    collection = (
+        "no gc.collect() between calls (smoke)"
+        if options.smoke
+        else "gc.collect() before every timed call (untimed)"
+    )
+    rss_method = "not measured" if options.no_rss else "torchscan.measure_peak_rss, a fresh process per cell"
+    title = "## TorchScan benchmark" + (
+        " (smoke run: tiny models, not a measurement)" if options.smoke else ""
+    )
+    lines = [title, ""]
+    if busy:
+        lines += [
+            f"> **Provisional / noisy**: 1-minute load average {load_before:.1f} before and {load_after:.1f} "
+            f"after the run on {cores} logical cores: other work shared the CPU.",
+            "",
+        ]
+    lines += [
+        f"- date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        "- command: `" + " ".join(["python benchmarks/run.py", *argv]) + "`",
+        f"- machine: {_cpu_model()}, {cores} logical cores, {platform.system()} {platform.release()}",
+        f"- versions: {versions}",
+        f"- peers: {peers}",
+        f"- settings: CPU, torch.set_num_threads(1), one warm-up call then {options.repeats} interleaved "
+        f"round(s) in rotating order, median; {collection}; every call under torch.no_grad(); peers get a "
+        "fresh deep copy of the model per call (untimed); Python warnings ignored",
+        f"- peak RSS: {rss_method}; whole child lifetime (imports + model build + one call), MiB",
+        "- models: " + "; ".join(f"{spec.name}: {models.source(spec.key)}" for spec in options.specs),
     ]
-    for name, (model, inputs) in models.items():
-        model.eval()
-        timed = contenders(model, inputs)
-        for fn in timed.values():  # warm-up, outside the measurements
-            fn()
-        samples: dict[str, list[float]] = {label: [] for label in timed}
-        for _ in range(repeats):
-            for label, fn in timed.items():
-                samples[label].append(_time(fn))
-        medians = {label: statistics.median(values) for label, values in samples.items()}
-        for label, median in medians.items():
-            lines.append(
-                f"| {name} | {label} | {median:.4f} | {median / medians['bare forward']:.2f} | "
-                f"{median / medians['FlopCounterMode']:.2f} |"
-            )
     return lines
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--smoke", action="store_true", help="tiny models, one repetition, seconds (CI)")
+    parser.add_argument("--repeats", type=int, default=None, help="timed rounds (default 5; smoke 1)")
+    parser.add_argument(
+        "--models", help=f"comma-separated model keys (full: {','.join(s.key for s in models.FULL)})"
+    )
+    parser.add_argument("--tools", help=f"comma-separated tool keys ({','.join(tools.BY_KEY)})")
+    parser.add_argument("--no-rss", action="store_true", help="skip the fresh-process peak RSS column")
+    parser.add_argument(
+        "--budget", type=float, default=120.0, help="a warm-up slower than this is timed once"
+    )
+    parser.add_argument("--out", type=Path, help="also write the Markdown to this file")
+    parser.add_argument("--rss-child", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.repeats is None:
+        options.repeats = 1 if options.smoke else 5
+    if options.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    catalog = models.SMOKE if options.smoke else models.FULL
+    if options.models:
+        unknown = set(options.models.split(",")) - set(models.BY_KEY)
+        if unknown:
+            parser.error(f"unknown model keys: {', '.join(sorted(unknown))}")
+        options.specs = [models.BY_KEY[key] for key in options.models.split(",")]
+    else:
+        options.specs = list(catalog)
+    if options.tools:
+        unknown = set(options.tools.split(",")) - set(tools.BY_KEY)
+        if unknown:
+            parser.error(f"unknown tool keys: {', '.join(sorted(unknown))}")
+        wanted = {tools.BARE, tools.FLOP_COUNTER, *options.tools.split(",")}  # the two references always run
+        options.selected = [tool for tool in tools.TOOLS if tool.key in wanted]
+    else:
+        options.selected = list(tools.TOOLS)
+    return options
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; ``--smoke`` runs tiny models once for CI."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--smoke", action="store_true", help="tiny models, seconds, for CI")
-    parser.add_argument("--repeats", type=int, default=5)
-    options = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    options = _parse(argv)
+    if options.rss_child:
+        return harness.rss_child(*options.rss_child)
+    warnings.simplefilter("ignore")  # peers and transformers warn per call; warnings are not under test
     torch.set_num_threads(1)
-    models = build_models(smoke=options.smoke)
-    lines = run(models, 1 if options.smoke else options.repeats)
-    print(f"torch {torch.__version__}, torchscan {torchscan.__version__}, threads 1")
-    print("\n".join(lines))
+    load_before = _load()
+    results = []
+    for spec in options.specs:
+        _log(f"{spec.name}: timing")
+        result = harness.time_model(
+            spec, options.selected, options.repeats, options.budget, _log, collect=not options.smoke
+        )
+        results.append(result)
+    if not options.no_rss:
+        # A smoke run exercises the fresh-process path once (one child), not every cell.
+        targets = results[-1:] if options.smoke else results
+        for result in targets:
+            chosen = (
+                [t for t in options.selected if t.key == "ts-full"] if options.smoke else options.selected
+            )
+            _log(f"{result.spec.name}: peak RSS")
+            harness.measure_rss(result, chosen, _log)
+    text = report.render(_header(options, argv, load_before), results)
+    print(text, end="")
+    if options.out:
+        options.out.write_text(text, encoding="utf-8")
     return 0
 
 

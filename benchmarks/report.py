@@ -1,0 +1,148 @@
+"""Markdown rendering of benchmark results: pure functions of the raw samples (medians computed here)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+import tools
+from harness import ModelResult, Outcome
+
+MIB = 1024 * 1024
+PEER_KEYS = tuple(tool.key for tool in tools.PEERS)
+
+# Spec "Performance targets" (informational here: the harness never fails on a number).
+STRUCTURE_STACK_US_PER_PAIR = 60.0
+FULL_OVER_FLOPCOUNTER = 1.10
+MEASURE_FLOPS_OVER_FLOPCOUNTER = 1.05
+SUSPICIOUS_BELOW_BARE = 0.5  # an analysis that runs the forward cannot take half a bare forward
+STRUCTURE_CAP = {"resnet50": 1.10, "mobilenetv3": 1.5, "bert": 1.05}
+
+
+def median(outcome: Outcome) -> float | None:
+    """Median seconds of a tool's samples, or None when it has none."""
+    return statistics.median(outcome.samples) if outcome.samples else None
+
+
+def _ratio(value: float | None, reference: float | None) -> str:
+    return f"{value / reference:.2f}×" if value is not None and reference else "–"
+
+
+def _rss(outcome: Outcome) -> str:
+    if outcome.rss_status is None:
+        return "–"
+    if outcome.rss_bytes is None:
+        return outcome.rss_status
+    return f"{outcome.rss_bytes / MIB:,.0f}"
+
+
+def results_table(results: Sequence[ModelResult]) -> list[str]:
+    """One row per (model, tool): median, ratios to bare forward and FlopCounterMode, µs/pair, peak RSS."""
+    lines = [
+        "| model | tool | median ms | × bare forward | × FlopCounterMode | µs/pair | peak RSS MiB "
+        "| samples |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for result in results:
+        if result.status != "ok":
+            lines.append(f"| {result.spec.name} | – | {result.status} | | | | | |")
+            continue
+        bare = median(result.outcomes[tools.BARE])
+        counter = median(result.outcomes[tools.FLOP_COUNTER])
+        for tool in tools.TOOLS:
+            outcome = result.outcomes[tool.key]
+            if outcome.status == "not selected":
+                continue
+            value = median(outcome)
+            if value is None:
+                lines.append(f"| {result.spec.name} | {tool.label} | {outcome.status} | | | | | 0 |")
+                continue
+            per_pair = f"{value / result.spec.pairs * 1e6:.1f}" if result.spec.pairs else ""
+            marks = (" (slow: warm-up only)" if outcome.slow else "") + (
+                " (left hooks/buffers on the model)" if outcome.mutated else ""
+            )
+            if bare and value < SUSPICIOUS_BELOW_BARE * bare:
+                marks += " (suspicious: far faster than a bare forward; did it run the model?)"
+            lines.append(
+                f"| {result.spec.name} | {tool.label}{marks} | {value * 1e3:,.1f} | {_ratio(value, bare)} | "
+                f"{_ratio(value, counter)} | {per_pair} | {_rss(outcome)} | {len(outcome.samples)} |"
+            )
+    return lines
+
+
+def depth_table(results: Sequence[ModelResult]) -> list[str]:
+    """µs per layer pair for every tool across the Linear+ReLU stacks, and the spread (max/min − 1)."""
+    stacks = [r for r in results if r.spec.pairs and r.status == "ok"]
+    if len(stacks) < 2:
+        return []
+    lines = [
+        "| tool | " + " | ".join(f"{r.spec.pairs:,} pairs" for r in stacks) + " | spread |",
+        "| --- | " + " | ".join("---:" for _ in stacks) + " | ---: |",
+    ]
+    for tool in tools.TOOLS:
+        cells, values = [], []
+        for result in stacks:
+            outcome = result.outcomes[tool.key]
+            value = median(outcome)
+            if value is None:
+                cells.append("–" if outcome.status in ("not installed", "not selected") else outcome.status)
+            else:
+                values.append(value / result.spec.pairs * 1e6)  # type: ignore[operator]
+                cells.append(f"{values[-1]:.1f}")
+        if not values:
+            continue
+        spread = f"{(max(values) / min(values) - 1) * 100:.0f} %" if len(values) > 1 else "–"
+        lines.append(f"| {tool.label} | " + " | ".join(cells) + f" | {spread} |")
+    return lines
+
+
+def _best_peer(result: ModelResult) -> tuple[str, float] | None:
+    timed = [(key, median(result.outcomes[key])) for key in PEER_KEYS]
+    usable = [(key, value) for key, value in timed if value is not None]
+    if not usable:
+        return None
+    key, value = min(usable, key=lambda item: item[1])
+    return tools.BY_KEY[key].label, value
+
+
+def targets_table(results: Sequence[ModelResult]) -> list[str]:
+    """The spec's performance targets against this run's numbers (informational, never enforced)."""
+    lines = [
+        "| model | structure × bare | best peer × bare (which) | full ÷ FlopCounterMode | "
+        "measure_flops ÷ FlopCounterMode |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for result in results:
+        if result.status != "ok":
+            continue
+        outcomes = result.outcomes
+        bare, counter = median(outcomes[tools.BARE]), median(outcomes[tools.FLOP_COUNTER])
+        structure, full = median(outcomes["ts-structure"]), median(outcomes["ts-full"])
+        flops = median(outcomes["ts-measure-flops"])
+        best = _best_peer(result)
+        if result.spec.pairs:
+            target = f"(target ≤ {STRUCTURE_STACK_US_PER_PAIR:g})"
+            structure_cell = (
+                f"{structure / result.spec.pairs * 1e6:.1f} µs/pair {target}" if structure else "–"
+            )
+            peer_cell = f"{best[1] / result.spec.pairs * 1e6:.1f} µs/pair ({best[0]})" if best else "no peer"
+        else:
+            cap = STRUCTURE_CAP.get(result.spec.key)
+            structure_cell = _ratio(structure, bare) + (f" (target ≤ {cap:g}×)" if cap else "")
+            peer_cell = f"{_ratio(best[1], bare)} ({best[0]})" if best else "no peer"
+        lines.append(
+            f"| {result.spec.name} | {structure_cell} | {peer_cell} | "
+            f"{_ratio(full, counter)} (target ≤ {FULL_OVER_FLOPCOUNTER:g}) | "
+            f"{_ratio(flops, counter)} (target ≤ {MEASURE_FLOPS_OVER_FLOPCOUNTER:g}) |"
+        )
+    return lines
+
+
+def render(header: Sequence[str], results: Sequence[ModelResult]) -> str:
+    """The whole Markdown document: header, results, depth scaling, targets."""
+    parts = [*header, "", "### Results", "", *results_table(results)]
+    depth = depth_table(results)
+    if depth:
+        parts += ["", "### Depth scaling (µs per Linear+ReLU pair; flat is the target, ±15 %)", "", *depth]
+    parts += ["", "### Against the spec's targets (informational)", "", *targets_table(results)]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,35 @@
+"""The benchmark harness's CI contract: ``python benchmarks/run.py --smoke`` exits 0 and prints a table.
+
+No timing thresholds: the machine is shared and the smoke models are tiny; this only proves the
+harness runs end to end (timing, peers when installed, one fresh-process peak RSS, Markdown output).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_smoke_run_prints_and_writes_a_table(tmp_path: Path) -> None:
+    out = tmp_path / "bench.md"
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--smoke", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    stdout = completed.stdout
+    assert "| model | tool | median ms | × bare forward | × FlopCounterMode |" in stdout
+    for label in ("bare forward", "FlopCounterMode alone", "torchscan crawl_module full"):
+        assert f"| {label} |" in stdout
+    assert "µs/pair" in stdout
+    assert out.read_text(encoding="utf-8") == stdout
