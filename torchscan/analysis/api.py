@@ -153,42 +153,44 @@ def _observe(
     # and the analysis changes nothing but the flags themselves.
     training_before = module.training
     gc_was_enabled = gc.isenabled()
-    # Millions of small record dicts would trigger the cyclic collector repeatedly; records form
-    # no cycles, so collection is paused for the analysis and restored afterwards.
+    # Millions of small record dicts would trigger the cyclic collector again and again (each full
+    # collection walks the whole heap); records and reports form no cycles, so collection is
+    # paused for the observed call and the report build, and restored afterwards.
     gc.disable()
     try:
-        recorder.install()
-        for submodule, flag in training:
-            if flag:
-                submodule.__dict__["training"] = False
-        with torch.no_grad():
-            if full:
-                observer = OperatorObserver(mapping)
-                observer.sink = recorder
-                recorder.observer = observer
-                with observer:
+        try:
+            recorder.install()
+            for submodule, flag in training:
+                if flag:
+                    submodule.__dict__["training"] = False
+            with torch.no_grad():
+                if full:
+                    observer = OperatorObserver(mapping)
+                    observer.sink = recorder
+                    recorder.observer = observer
+                    with observer:
+                        module(*args, **kwargs)
+                    operator_report = observer.report()
+                else:
                     module(*args, **kwargs)
-                operator_report = observer.report()
-            else:
-                module(*args, **kwargs)
-                operator_report = not_requested_report()
+                    operator_report = not_requested_report()
+        finally:
+            recorder.remove()
+            for submodule, flag in training:
+                if submodule.__dict__.get("training") is not flag:
+                    submodule.__dict__["training"] = flag
+        return build_report(
+            module,
+            recorder,
+            inputs,
+            inputs_mod.tensors_in((args, kwargs)),
+            mode="full" if full else "structure",
+            training_before=training_before,
+            operator_report=operator_report,
+        )
     finally:
-        recorder.remove()
-        for submodule, flag in training:
-            if submodule.__dict__.get("training") is not flag:
-                submodule.__dict__["training"] = flag
         if gc_was_enabled:
             gc.enable()
-    tensors = inputs_mod.tensors_in((args, kwargs))
-    return build_report(
-        module,
-        recorder,
-        inputs,
-        tensors,
-        mode="full" if full else "structure",
-        training_before=training_before,
-        operator_report=operator_report,
-    )
 
 
 def summary(
