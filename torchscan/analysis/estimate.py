@@ -1,6 +1,7 @@
 """Per-call estimation in the post-hook: module formulas turned into statuses (formulas.md A.2).
 
-This is the extension point of the crawler: :func:`estimate_call` fills one record's metrics.
+:func:`estimate_leaf` fills one leaf call's metrics; the per-call fallback chain that decides when it
+runs (handlers and subtree ownership first) lives in ``analysis/ownership.py``.
 Formulas stay pure; the translation of their signals (not recognised, unsupported configuration,
 warnings, missing tensors) into MetricResults and diagnostics happens only here.
 """
@@ -220,23 +221,6 @@ def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], ou
             record.diagnostics.append(
                 diagnostic("module_metric_warning", "; ".join(outcome.warnings), metric=first, path=path)
             )
-
-
-def estimate_call(
-    recorder: CallRecorder,
-    record: CallRecord,
-    module: nn.Module,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    output: Any,
-) -> None:
-    """Full-mode estimation of one completed call: leaf formulas on metric leaves.
-
-    Composite calls get no compute fields of their own (absent means "covered by descendants");
-    functional work in their own frame is handled when the report is built (analysis.md 6.3).
-    """
-    if record.is_leaf:
-        estimate_leaf(record, module, args, kwargs, output)
 
 
 def record_failure(recorder: CallRecorder, record: CallRecord, module: nn.Module) -> None:
