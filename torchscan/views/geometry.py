@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from torchscan.report.schema import metric_result
 from torchscan.views.text import delta_text, long_text, path_label
 
 VIEWS = ("module_flops", "macs", "dmas", "parameters", "parameter_bytes")
@@ -53,17 +54,9 @@ Triple = tuple[str, str, str]
 
 
 def result(status: str, value: float | None, unit: str, scope: str, method: str) -> Result:
-    """A MetricResult-shaped dict for derived view values (never written into a report)."""
-    known = None if status == "unavailable" else value
-    shown = value if status == "complete" else None
-    return {
-        "status": status,
-        "value": shown,
-        "known_value": known,
-        "unit": unit,
-        "scope": scope,
-        "method": method,
-    }
+    """A MetricResult for derived view values (never written into a report), via the one constructor."""
+    number = None if status == "unavailable" else value
+    return dict(metric_result(status, number, unit=unit, scope=scope, method=method, signed=True))  # type: ignore[arg-type]
 
 
 def summarize(results: Sequence[Result], unit: str, scope: str, method: str) -> Result | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.report.schema import COMPUTE_FIELDS
+from torchscan.report.schema import COMPUTE_FIELDS, FIELD_UNITS, metric_result
 from torchscan.views.text import delta_text, esc, long_parts, long_text, number, path_label, pretty_json
 
 
@@ -84,14 +84,9 @@ def _metric_rows(layer: Mapping[str, Any], structure: bool) -> str:
     for name in COMPUTE_FIELDS:
         if name not in metrics and name not in owners:
             method = "not_requested" if structure else "not_recorded"
-            metrics[name] = {
-                "status": "unavailable",
-                "value": None,
-                "known_value": None,
-                "unit": "",
-                "scope": "",
-                "method": method,
-            }
+            metrics[name] = metric_result(
+                "unavailable", unit=FIELD_UNITS[name], scope="module_call", method=method
+            )
     for name, value in sorted(metrics.items()):
         rows.append(
             f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(value)}</td>'
