@@ -270,3 +270,17 @@ def test_c11_training_dropout():
     assert "aten.empty_like" in report["ignored_operators"]
     report = measure_flops(lambda: nn.Dropout(1.0).train()(x))
     assert report["total"]["status"] == "complete" and report["total"]["value"] == 6
+
+
+def test_native_formula_failure_is_reported_not_raised(monkeypatch):
+    from torch.utils import flop_counter
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("formula bug")
+
+    monkeypatch.setitem(flop_counter.flop_registry, torch.ops.aten.mm, broken)
+    report = measure_flops(lambda: torch.ones(2, 3) @ torch.ones(3, 4))
+    assert report["total"]["status"] == "partial"
+    (entry,) = report["diagnostics"]
+    assert entry["code"] == "unsupported_operator_formula" and entry["operator"] == "aten.mm"
+    assert "formula bug" in entry["message"]

@@ -224,7 +224,13 @@ class OperatorObserver(TorchDispatchMode):
             self.unsupported.setdefault(name, LAYOUT_REASON)
             return 0, False
         if kind == NATIVE:
-            flops = int(formula(*args, **kwargs, out_val=out))
+            try:
+                flops = int(formula(*args, **kwargs, out_val=out))
+            except Exception as error:  # PyTorch's formula cannot describe this call: report it
+                self.unsupported.setdefault(
+                    name, f"PyTorch's native formula failed on this call: {type(error).__name__}: {error}"
+                )
+                return 0, False
             self.by_operator[name] = self.by_operator.get(name, 0) + flops
             if "attention" in name:
                 self.incomplete.setdefault(name, ATTENTION_REASON)
