@@ -228,7 +228,8 @@ def record_failure(recorder: CallRecorder, record: CallRecord, module: nn.Module
     record.diagnostics.append(
         diagnostic(
             "module_forward_error",
-            f"The forward call of {record.type_name} raised; an enclosing module caught the exception.",
+            f"The forward call of {record.type_name} raised; an enclosing module caught the exception. "
+            "Keyword arguments of a call that raised are not observable, so its input.kwargs is empty.",
             metric="calls",
             path=record.path,
         )
