@@ -11,7 +11,7 @@ from torch import nn
 
 from torchscan._version import __version__
 from torchscan.analysis.estimate import CALLS_METRIC, field_result
-from torchscan.analysis.hooks import CallRecord, CallRecorder
+from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.analysis.inputs import qualified_name
 from torchscan.report.diagnostics import deduplicate, diagnostic
 from torchscan.report.schema import (
@@ -139,18 +139,19 @@ def compute_total(name: str, layers: Iterable[LayerReport]) -> MetricResult:
     return metric_result("partial", known, unit=unit, scope="forward", method=method)
 
 
-def storage_totals(modules: Iterable[nn.Module]) -> tuple[dict[str, MetricResult], set[str], set[str]]:
+def storage_totals(infos: Iterable[ModuleInfo]) -> tuple[dict[str, MetricResult], set[str], set[str]]:
     """Every unique parameter/buffer registered anywhere in the model, each counted once.
 
-    Also returns the devices and dtypes seen in those tensors (for the report context).
+    Reads the own tensors the recorder already gathered per module, and also returns the devices
+    and dtypes seen in them (for the report context).
     """
     trainable = frozen = p_bytes = b_elements = b_bytes = 0
     seen: set[int] = set()
     devices: set[str] = set()
     dtypes: set[str] = set()
-    for module in modules:
-        for param in module._parameters.values():
-            if param is None or id(param) in seen:
+    for info in infos:
+        for param in info.params:
+            if id(param) in seen:
                 continue
             seen.add(id(param))
             devices.add(str(param.device))
@@ -161,8 +162,8 @@ def storage_totals(modules: Iterable[nn.Module]) -> tuple[dict[str, MetricResult
                 trainable += count
             else:
                 frozen += count
-        for buffer in module._buffers.values():
-            if buffer is None or id(buffer) in seen:
+        for buffer in info.buffers:
+            if id(buffer) in seen:
                 continue
             seen.add(id(buffer))
             devices.add(str(buffer.device))
@@ -206,7 +207,7 @@ def build_report(
         apply_functional_work_rule(records)
     root_name = type(module).__name__.lower()
     layers = [_layer(record, root_name) for record in records]
-    totals, devices, dtypes = storage_totals(recorder.modules)
+    totals, devices, dtypes = storage_totals(recorder.infos)
     if full:
         attach_operator_flops(records, layers)
         for name in COMPUTE_FIELDS:

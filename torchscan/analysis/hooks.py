@@ -10,7 +10,7 @@ Records hold metadata only; tensors are released as the forward proceeds.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +126,11 @@ class CallRecorder:
                 params=params,
                 buffers=buffers,
             )
+
+    @property
+    def infos(self) -> Iterable[ModuleInfo]:
+        """What was gathered about each module of the model (own parameters/buffers included)."""
+        return self._info.values()
 
     def install(self) -> None:
         """Install the two global hooks (call :meth:`remove` in a ``finally``)."""
