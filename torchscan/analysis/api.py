@@ -136,6 +136,27 @@ def _observe(
     handlers: Mapping[type[nn.Module], ModuleHandler] | None = None,
 ) -> AnalysisReport:
     """Run the single observed forward call and build the report from its records."""
+    gc_was_enabled = gc.isenabled()
+    # Millions of small record dicts would trigger the cyclic collector again and again (each full
+    # collection walks the whole heap); records and reports form no cycles, so collection is
+    # paused from the first record to the finished report, and restored afterwards.
+    gc.disable()
+    try:
+        return _observe_uncollected(module, args, kwargs, inputs, full, mapping, handlers)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _observe_uncollected(
+    module: nn.Module,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    inputs: InputsMeta,
+    full: bool,
+    mapping: dict[Any, Callable[..., int]],
+    handlers: Mapping[type[nn.Module], ModuleHandler] | None,
+) -> AnalysisReport:
     if full:
         # Handlers, native Transformer estimates and subtree ownership (extensions spec); structure
         # mode runs none of them.
@@ -152,45 +173,36 @@ def _observe(
     # Flags are set through ``__dict__``: ``nn.Module.__setattr__`` costs microseconds per module,
     # and the analysis changes nothing but the flags themselves.
     training_before = module.training
-    gc_was_enabled = gc.isenabled()
-    # Millions of small record dicts would trigger the cyclic collector again and again (each full
-    # collection walks the whole heap); records and reports form no cycles, so collection is
-    # paused for the observed call and the report build, and restored afterwards.
-    gc.disable()
     try:
-        try:
-            recorder.install()
-            for submodule, flag in training:
-                if flag:
-                    submodule.__dict__["training"] = False
-            with torch.no_grad():
-                if full:
-                    observer = OperatorObserver(mapping)
-                    observer.sink = recorder
-                    recorder.observer = observer
-                    with observer:
-                        module(*args, **kwargs)
-                    operator_report = observer.report()
-                else:
+        recorder.install()
+        for submodule, flag in training:
+            if flag:
+                submodule.__dict__["training"] = False
+        with torch.no_grad():
+            if full:
+                observer = OperatorObserver(mapping)
+                observer.sink = recorder
+                recorder.observer = observer
+                with observer:
                     module(*args, **kwargs)
-                    operator_report = not_requested_report()
-        finally:
-            recorder.remove()
-            for submodule, flag in training:
-                if submodule.__dict__.get("training") is not flag:
-                    submodule.__dict__["training"] = flag
-        return build_report(
-            module,
-            recorder,
-            inputs,
-            inputs_mod.tensors_in((args, kwargs)),
-            mode="full" if full else "structure",
-            training_before=training_before,
-            operator_report=operator_report,
-        )
+                operator_report = observer.report()
+            else:
+                module(*args, **kwargs)
+                operator_report = not_requested_report()
     finally:
-        if gc_was_enabled:
-            gc.enable()
+        recorder.remove()
+        for submodule, flag in training:
+            if submodule.__dict__.get("training") is not flag:
+                submodule.__dict__["training"] = flag
+    return build_report(
+        module,
+        recorder,
+        inputs,
+        inputs_mod.tensors_in((args, kwargs)),
+        mode="full" if full else "structure",
+        training_before=training_before,
+        operator_report=operator_report,
+    )
 
 
 def summary(
