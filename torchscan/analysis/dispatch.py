@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchscan.formulas import operators
+from torchscan.formulas import native_equivalents, operators
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import (
     COUNTING_CONVENTION,
@@ -124,6 +124,14 @@ class _Entry:
     kind: int
     formula: Callable[..., int] | None
     reason: str | None = None
+    # A direct equivalent of PyTorch's native formula (hot operators), trusted once ``checked``.
+    equivalent: Callable[[tuple[Any, ...], Any], int] | None = None
+    checked: bool = False
+
+
+def _is_pytorch_formula(formula: Callable[..., int]) -> bool:
+    """Whether a registry entry is PyTorch's own (not one registered by other code)."""
+    return getattr(formula, "__module__", None) == "torch.utils.flop_counter"
 
 
 def _layout_unsupported(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
@@ -149,6 +157,30 @@ def _has_complex(args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> 
         elif isinstance(value, complex):
             return True
     return False
+
+
+def _native_count(
+    entry: _Entry, formula: Callable[..., int], args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
+) -> int:
+    """PyTorch's native count of one call, through its direct equivalent once that was checked.
+
+    The first call of each overload runs both and keeps the equivalent only when they agree, so a
+    PyTorch release that changes its convention is followed, never silently overridden.
+    """
+    equivalent = entry.equivalent
+    if equivalent is not None:
+        try:
+            flops = equivalent(args, out)
+        except (AttributeError, IndexError, TypeError, ValueError):  # an unexpected call form
+            flops = None
+        if flops is not None and entry.checked:
+            return flops
+        native = int(formula(*args, **kwargs, out_val=out))
+        entry.checked = True
+        if flops != native:
+            entry.equivalent = None
+        return native
+    return int(formula(*args, **kwargs, out_val=out))
 
 
 class OperatorObserver(TorchDispatchMode):
@@ -179,7 +211,10 @@ class OperatorObserver(TorchDispatchMode):
         if packet in self._custom:
             entry = _Entry(name, CUSTOM, self._custom[packet])
         elif packet in self._native:
-            entry = _Entry(name, NATIVE, _native_caller(self._native[packet]))
+            native = self._native[packet]
+            entry = _Entry(name, NATIVE, _native_caller(native))
+            if _is_pytorch_formula(native):
+                entry.equivalent = native_equivalents.EQUIVALENTS.get(name)
         elif (formula := operators.supplemental_formula(name)) is not None:
             entry = _Entry(name, SUPPLEMENTAL, formula)
         elif name in operators.IGNORED_OPERATORS:
@@ -225,7 +260,7 @@ class OperatorObserver(TorchDispatchMode):
             return 0, False
         if kind == NATIVE:
             try:
-                flops = int(formula(*args, **kwargs, out_val=out))
+                flops = _native_count(entry, formula, args, kwargs, out)
             except Exception as error:  # PyTorch's formula cannot describe this call: report it
                 self.unsupported.setdefault(
                     name, f"PyTorch's native formula failed on this call: {type(error).__name__}: {error}"
