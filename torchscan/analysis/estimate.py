@@ -20,6 +20,7 @@ from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import (
     COMPUTE_FIELDS,
+    ESTIMATE_FIELDS,
     FIELD_UNITS,
     MODULE_FORMULA_METHOD,
     NOT_APPLICABLE,
@@ -101,7 +102,7 @@ def estimate_leaf(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     output: Any,
-    fields: tuple[str, ...] = COMPUTE_FIELDS + SPATIAL_FIELDS,
+    fields: tuple[str, ...] = ESTIMATE_FIELDS,
 ) -> None:
     """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics."""
     path = record.path
@@ -110,6 +111,13 @@ def estimate_leaf(
     inp = first_tensor(inputs)
     out = first_tensor(output)
     cls = type(module)
+    if (
+        fields == ESTIMATE_FIELDS
+        and inp is not None
+        and out is not None
+        and _estimate_silently(metrics, _plan(cls), module, inputs, output, inp, out)
+    ):
+        return
     compute = [f for f in COMPUTE_FIELDS if f in fields]
     spatial = [f for f in SPATIAL_FIELDS if f in fields]
     if (inp is None or out is None) and registry.flops.lookup(cls) is not None:
@@ -138,6 +146,65 @@ def estimate_leaf(
         _record_compute(record, module, name, outcomes[name])
     if spatial:
         _record_spatial(record, module, spatial, outcomes["spatial"])
+
+
+_Plan = tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]]
+_PLANS: dict[type, _Plan | None] = {}
+
+
+def _plan(cls: type) -> _Plan | None:
+    """The four formulas of a module class, when it has all four (looked up once per class)."""
+    try:
+        return _PLANS[cls]
+    except KeyError:
+        found = (
+            registry.flops.lookup(cls),
+            registry.macs.lookup(cls),
+            registry.dmas.lookup(cls),
+            registry.receptive_field.lookup(cls),
+        )
+        plan = found if all(f is not None for f in found) else None
+        _PLANS[cls] = plan  # type: ignore[assignment]
+        return plan  # type: ignore[return-value]
+
+
+def _estimate_silently(
+    metrics: dict[str, MetricResult],
+    plan: _Plan | None,
+    module: nn.Module,
+    inputs: tuple[Any, ...],
+    output: Any,
+    inp: Any,
+    out: Any,
+) -> bool:
+    """The common case in one pass: every formula recognises the call, succeeds and stays silent.
+
+    Stores the six complete results and returns True; anything else (a formula that does not
+    recognise the call, an unsupported configuration, a warning, a field not applicable) returns
+    False having stored nothing, and the general path re-runs the pure formulas one by one.
+    """
+    if plan is None:
+        return False
+    flops_of, macs_of, dmas_of, field_of = plan
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            flops = flops_of(module, inputs, output)
+            macs = macs_of(module, inp, out)
+            dmas = dmas_of(module, inp, out)
+            spatial = field_of(module, inp, out)
+        except (registry.NotRecognised, NotImplementedError):
+            return False
+    if caught or spatial is None:
+        return False
+    rf, stride, padding = spatial
+    metrics["module_flops"] = field_result("module_flops", "complete", int(flops))
+    metrics["macs"] = field_result("macs", "complete", int(macs))
+    metrics["dmas"] = field_result("dmas", "complete", int(dmas))
+    metrics["receptive_field"] = field_result("receptive_field", "complete", rf)
+    metrics["effective_stride"] = field_result("effective_stride", "complete", stride)
+    metrics["effective_padding"] = field_result("effective_padding", "complete", padding)
+    return True
 
 
 def _evaluate(
