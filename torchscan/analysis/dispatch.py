@@ -135,13 +135,18 @@ def _is_pytorch_formula(formula: Callable[..., int]) -> bool:
 
 
 def _layout_unsupported(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, torch.Tensor):
-            if value.layout != torch.strided or value.is_nested:
+    return _any_unsupported_layout(args) or (bool(kwargs) and _any_unsupported_layout(kwargs.values()))
+
+
+def _any_unsupported_layout(values: Any) -> bool:
+    strided, tensor = torch.strided, torch.Tensor
+    for value in values:
+        if isinstance(value, tensor):
+            if value.layout is not strided or value.is_nested:
                 return True
         elif isinstance(value, list | tuple):
             for item in value:
-                if isinstance(item, torch.Tensor) and (item.layout != torch.strided or item.is_nested):
+                if isinstance(item, tensor) and (item.layout is not strided or item.is_nested):
                     return True
     return False
 
