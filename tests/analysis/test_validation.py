@@ -61,6 +61,16 @@ def test_rejected_before_the_model_runs(options, error, text):
     assert not model._forward_hooks and not model._forward_pre_hooks and not model.lin._forward_pre_hooks
 
 
+def test_a_tensor_given_as_the_shape_is_named_by_type_never_by_value():
+    secret = torch.full((1, 3), 123.25)
+    with pytest.raises(ValueError, match="got Tensor; pass tensors with args") as caught:
+        crawl_module(Spy(), secret)
+    assert "123.25" not in str(caught.value)
+    with pytest.raises(ValueError, match="got tuple") as caught:
+        crawl_module(Spy(), (1, secret))
+    assert "123.25" not in str(caught.value)
+
+
 def test_not_a_module():
     with pytest.raises(TypeError, match="str"):
         crawl_module("not a module", (3,))

@@ -92,11 +92,19 @@ def tensors_in(value: Any) -> list[torch.Tensor]:
 
 
 def validate_shape(shape: object) -> tuple[int, ...]:
-    """Return ``shape`` as a tuple of non-negative ints, or raise ``ValueError`` naming it."""
-    if not isinstance(shape, tuple | list) or any(
-        isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape
-    ):
-        raise ValueError(f"input shape must be a tuple/list of non-negative ints, got {shape!r}")
+    """Return ``shape`` as a tuple of non-negative ints, or raise ``ValueError`` naming it.
+
+    The message shows a sequence of plain numbers as written and anything else by its type only,
+    so a tensor passed by mistake never has its values printed.
+    """
+    if not isinstance(shape, tuple | list):
+        hint = "; pass tensors with args=(...)" if isinstance(shape, torch.Tensor) else ""
+        raise ValueError(
+            f"input shape must be a tuple/list of non-negative ints, got {type(shape).__name__}{hint}"
+        )
+    if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
+        shown = repr(shape) if all(type(d) in (int, float, bool) for d in shape) else type(shape).__name__
+        raise ValueError(f"input shape must be a tuple/list of non-negative ints, got {shown}")
     return tuple(shape)
 
 
