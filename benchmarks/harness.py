@@ -10,6 +10,10 @@ computed when the table is rendered.
 Peak RSS: each (tool, model) pair runs once in a fresh interpreter (``run.py --rss-child TOOL MODEL``)
 whose whole-lifetime peak is read with ``torchscan.measure_peak_rss``: interpreter start, imports,
 model construction and one call. It is not an increment over the bare forward; compare rows.
+
+Retained report memory (TorchScan's two ``crawl_module`` modes): after the timed rounds, one more call
+under ``tracemalloc`` measures the Python memory still allocated while its report is held, divided by
+the report's layer calls (the spec's "≤ 4 KiB of retained report per layer call").
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import os
 import subprocess
 import sys
 import time
+import tracemalloc
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import models
 import tools
@@ -43,6 +49,7 @@ class Outcome:
     mutated: bool = False  # left hooks or buffers on the shared model (non-isolated tools only)
     rss_bytes: int | None = None
     rss_status: str | None = None  # None: not measured
+    retained_per_call: float | None = None  # bytes per layer call held by the returned report
 
 
 @dataclass
@@ -130,9 +137,33 @@ def time_model(
         for key in order[shift:] + order[:shift]:
             result.outcomes[key].samples.append(_timed(prepared[key], collect))
     log(f"  timed {len(order)} tools × {repeats}")
+    for key in RETAINED_TOOLS:
+        if key in prepared:
+            result.outcomes[key].retained_per_call = retained_per_layer_call(prepared[key]())
     del prepared, model, args, kwargs
     gc.collect()
     return result
+
+
+RETAINED_TOOLS = ("ts-structure", "ts-full")
+
+
+def retained_per_layer_call(call: tools.Call) -> float:
+    """Bytes of Python memory still allocated after one call while its report is held, per layer call.
+
+    ``tracemalloc`` sees every Python allocation (the report's dicts, lists and strings), not tensor
+    storage; the forward's activations are freed before the measurement, the report is not.
+    """
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        report: Any = call()
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    return retained / max(1, len(report["layers"]))
 
 
 def measure_rss(result: ModelResult, selected: Sequence[tools.Tool], log: Callable[[str], None]) -> None:

@@ -17,6 +17,8 @@ FULL_OVER_FLOPCOUNTER = 1.10
 MEASURE_FLOPS_OVER_FLOPCOUNTER = 1.05
 SUSPICIOUS_BELOW_BARE = 0.5  # an analysis that runs the forward cannot take half a bare forward
 STRUCTURE_CAP = {"resnet50": 1.10, "mobilenetv3": 1.5, "bert": 1.05}
+RETAINED_KIB_PER_CALL = 4.0
+KIB = 1024
 
 
 def median(outcome: Outcome) -> float | None:
@@ -138,6 +140,21 @@ def targets_table(results: Sequence[ModelResult]) -> list[str]:
     return lines
 
 
+def retained_table(results: Sequence[ModelResult]) -> list[str]:
+    """KiB of report retained per layer call, structure and full mode (target ≤ 4 KiB)."""
+    lines = [
+        f"| model | structure KiB/call | full KiB/call (target ≤ {RETAINED_KIB_PER_CALL:g}) |",
+        "| --- | ---: | ---: |",
+    ]
+    for result in results:
+        cells = [result.outcomes[key].retained_per_call for key in ("ts-structure", "ts-full")]
+        if result.status != "ok" or all(cell is None for cell in cells):
+            continue
+        shown = [f"{cell / KIB:.2f}" if cell is not None else "–" for cell in cells]
+        lines.append(f"| {result.spec.name} | {shown[0]} | {shown[1]} |")
+    return lines if len(lines) > 2 else []
+
+
 def render(header: Sequence[str], results: Sequence[ModelResult]) -> str:
     """The whole Markdown document: header, results, depth scaling, targets."""
     parts = [*header, "", "### Results", "", *results_table(results)]
@@ -145,4 +162,7 @@ def render(header: Sequence[str], results: Sequence[ModelResult]) -> str:
     if depth:
         parts += ["", "### Depth scaling (µs per Linear+ReLU pair; flat is the target, ±15 %)", "", *depth]
     parts += ["", "### Against the spec's targets (informational)", "", *targets_table(results)]
+    retained = retained_table(results)
+    if retained:
+        parts += ["", "### Retained report memory (tracemalloc, per layer call)", "", *retained]
     return "\n".join(parts) + "\n"
