@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -79,7 +80,8 @@ def _layer(record: CallRecord, root_name: str) -> LayerReport:
     layer: LayerReport = {
         "path": record.path,
         "call_index": record.call_index,
-        "name": record.path.rpartition(".")[2] if record.path else root_name,
+        # Interned: the same short names ("conv1", "0") recur across a deep model's rows.
+        "name": sys.intern(record.path.rpartition(".")[2]) if record.path else root_name,
         "depth": record.depth,
         "type": record.type_name,
         "input": record.input,
