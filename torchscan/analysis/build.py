@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from torchscan._version import __version__
-from torchscan.analysis.estimate import CALLS_METRIC, field_result
+from torchscan.analysis.estimate import field_result
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.analysis.inputs import qualified_name
 from torchscan.report.diagnostics import deduplicate, diagnostic
@@ -88,7 +88,7 @@ def _layer(record: CallRecord, root_name: str) -> LayerReport:
         "output": record.output,
         "parameters": record.parameters,
         "buffers": record.buffers,
-        "metrics": {"calls": CALLS_METRIC, **record.metrics},
+        "metrics": record.metrics,
     }
     if record.metric_ownership:
         layer["metric_ownership"] = record.metric_ownership  # type: ignore[typeddict-item]

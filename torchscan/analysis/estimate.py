@@ -29,8 +29,6 @@ from torchscan.report.schema import (
     metric_result,
 )
 
-CALLS_METRIC = metric_result("complete", 1, unit="calls", scope="module_call", method="pytorch_hook")
-
 
 def field_result(
     field: str, status: str, value: float | None = None, method: str = MODULE_FORMULA_METHOD

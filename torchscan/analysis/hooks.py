@@ -19,7 +19,22 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.utils.hooks import RemovableHandle
 
 from torchscan.analysis.inputs import FAILED, describe
-from torchscan.report.schema import BufferStats, CallIO, Diagnostic, MetricResult, ParameterStats, ValueMeta
+from torchscan.report.schema import (
+    BufferStats,
+    CallIO,
+    Diagnostic,
+    MetricResult,
+    ParameterStats,
+    ValueMeta,
+    metric_result,
+)
+
+# Every row's ``calls`` metric: one observed call. One shared constant, never modified.
+CALLS_METRIC = metric_result("complete", 1, unit="calls", scope="module_call", method="pytorch_hook")
+
+
+def _row_metrics() -> dict[str, MetricResult]:
+    return {"calls": CALLS_METRIC}
 
 
 @dataclass(slots=True, eq=False)
@@ -37,7 +52,8 @@ class CallRecord:
     buffers: BufferStats
     output: ValueMeta = field(default_factory=dict)
     failed: bool = False
-    metrics: dict[str, MetricResult] = field(default_factory=dict)
+    # The row's metrics, in report order: ``calls`` first, then estimates, then operator FLOPs.
+    metrics: dict[str, MetricResult] = field(default_factory=_row_metrics)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Operator attribution (full mode): FLOPs dispatched directly in this call's own frame.
     op_self: int = 0
