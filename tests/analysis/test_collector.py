@@ -1,0 +1,78 @@
+"""The analysis pauses the cyclic collector and leaves it as it found it, without deferred work."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+import torch
+from torch import nn
+
+from torchscan import crawl_module
+
+
+class _Node:
+    """A weak-referenceable object that can sit in a reference cycle."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+class CycleMaker(nn.Module):
+    """Creates a garbage reference cycle during its forward and remembers it weakly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.cycles: list[weakref.ref] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.cycles.append(weakref.ref(_Node()))
+        return self.lin(x)
+
+
+class Raiser(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize("mode", ["structure", "full"])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_collector_state_is_restored_after_success_and_error(mode: str, enabled: bool) -> None:
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        crawl_module(nn.Linear(3, 2), (1, 3), mode=mode)
+        assert gc.isenabled() is enabled
+        with pytest.raises(RuntimeError, match="boom"):
+            crawl_module(Raiser(), (1, 3), mode=mode)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_report_containers_leave_the_young_generations() -> None:
+    model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(20)])
+    report = crawl_module(model, (1, 4))
+    young = {id(obj) for generation in (0, 1) for obj in gc.get_objects(generation=generation)}
+    assert not any(id(layer) in young or id(layer["metrics"]) in young for layer in report["layers"])
+
+
+def test_garbage_cycles_made_during_the_forward_are_still_collected() -> None:
+    model = CycleMaker()
+    crawl_module(model, (1, 3))
+    assert model.cycles and model.cycles[0]() is not None  # not collected while paused
+    gc.collect()
+    assert model.cycles[0]() is None
+
+
+def test_objects_the_caller_froze_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        crawl_module(nn.Linear(3, 2), (1, 3))
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
