@@ -1,4 +1,4 @@
-"""The analysis pauses the cyclic collector and leaves it as it found it, without deferred work."""
+"""The analysis holds back the cyclic collector's full collections only, and restores its settings."""
 
 from __future__ import annotations
 
@@ -39,24 +39,56 @@ class Raiser(nn.Module):
 
 @pytest.mark.parametrize("mode", ["structure", "full"])
 @pytest.mark.parametrize("enabled", [True, False])
-def test_collector_state_is_restored_after_success_and_error(mode: str, enabled: bool) -> None:
-    was = gc.isenabled()
+@pytest.mark.parametrize("thresholds", [(700, 10, 10), (50, 3, 7), (0, 10, 10)])
+def test_collector_state_is_restored_after_success_and_error(
+    mode: str, enabled: bool, thresholds: tuple[int, int, int]
+) -> None:
+    was, before = gc.isenabled(), gc.get_threshold()
     try:
         gc.enable() if enabled else gc.disable()
+        gc.set_threshold(*thresholds)
         crawl_module(nn.Linear(3, 2), (1, 3), mode=mode)
-        assert gc.isenabled() is enabled
+        assert (gc.isenabled(), gc.get_threshold()) == (enabled, thresholds)
         with pytest.raises(RuntimeError, match="boom"):
             crawl_module(Raiser(), (1, 3), mode=mode)
-        assert gc.isenabled() is enabled
+        assert (gc.isenabled(), gc.get_threshold()) == (enabled, thresholds)
     finally:
         gc.enable() if was else gc.disable()
+        gc.set_threshold(*before)
+
+
+class ThresholdSpy(nn.Module):
+    """Records the collector's thresholds as the forward sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[int, ...]] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.seen.append(gc.get_threshold())
+        return x + 1
+
+
+def test_only_full_collections_are_held_back_during_the_analysis() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        spy = ThresholdSpy()
+        crawl_module(spy, (1, 3))
+        first, second, third = spy.seen[0]
+        assert (first, second) == (700, 10) and third > 10**6
+        gc.set_threshold(0, 10, 10)  # the caller turned automatic collection off: left alone
+        crawl_module(spy, (1, 3))
+        assert spy.seen[1] == (0, 10, 10)
+    finally:
+        gc.set_threshold(*before)
 
 
 @pytest.mark.parametrize("mode", ["structure", "full"])
 def test_cycles_made_by_the_forwards_stay_young(mode: str) -> None:
-    """The forwards' cyclic garbage must stay in the young generation, where the next young
-    collection frees it: promoting it (e.g. with gc.freeze()/unfreeze()) would let it outlive the
-    call until a full collection, possibly holding tensors."""
+    """The forwards' cyclic garbage must die in young collections: promoting it (e.g. with
+    gc.freeze()/unfreeze()) would let it outlive the call until a full collection, possibly
+    holding tensors."""
     model = CycleMaker()
     for _ in range(20):
         crawl_module(model, (1, 3), mode=mode)

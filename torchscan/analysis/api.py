@@ -126,6 +126,9 @@ def crawl_module(
     return report
 
 
+_NO_FULL_COLLECTION = 1 << 30  # a third threshold that the oldest generation's count never reaches
+
+
 def _observe(
     module: nn.Module,
     args: tuple[Any, ...],
@@ -136,20 +139,20 @@ def _observe(
     handlers: Mapping[type[nn.Module], ModuleHandler] | None = None,
 ) -> AnalysisReport:
     """Run the single observed forward call and build the report from its records."""
-    gc_was_enabled = gc.isenabled()
-    # Millions of small record dicts would trigger the cyclic collector again and again (each full
-    # collection walks the whole heap); records and reports form no cycles, so collection is
-    # paused from the first record to the finished report, and restored afterwards. The first young
-    # collection after that traverses the report's containers once (about 10 µs per layer call at
-    # 10,000 calls); promoting them with gc.freeze()/unfreeze() would avoid it, but would also
-    # promote cyclic garbage made by the forward itself, which then outlives the call (see
-    # tests/analysis/test_collector.py).
-    gc.disable()
+    # Millions of small record dicts make the cyclic collector's *full* collections run again and
+    # again, each walking the whole heap (the degradation of hook-heavy tools past a few thousand
+    # layers). Only those are held back during the analysis: young collections keep running on
+    # fresh, cache-hot objects, so the forward's own cyclic garbage dies young as usual and the
+    # report is not left for one cold traversal after the call. Disabling the collector, or
+    # promoting everything with gc.freeze()/unfreeze(), cost more or leaked the forward's garbage
+    # (tests/analysis/test_collector.py). The caller's thresholds are restored afterwards.
+    thresholds = gc.get_threshold()
+    if thresholds[0]:  # a zero first threshold means the caller turned automatic collection off
+        gc.set_threshold(thresholds[0], thresholds[1], _NO_FULL_COLLECTION)
     try:
         return _observe_uncollected(module, args, kwargs, inputs, full, mapping, handlers)
     finally:
-        if gc_was_enabled:
-            gc.enable()
+        gc.set_threshold(*thresholds)
 
 
 def _observe_uncollected(
