@@ -175,7 +175,7 @@ def _native_count(
     equivalent = entry.equivalent
     if equivalent is not None:
         try:
-            flops = equivalent(args, out)
+            flops = int(equivalent(args, out))  # int(): symbolic sizes become plain ints, as below
         except (AttributeError, IndexError, TypeError, ValueError):  # an unexpected call form
             flops = None
         if flops is not None and entry.checked:
