@@ -138,6 +138,15 @@ def _layout_unsupported(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> boo
     return _any_unsupported_layout(args) or (bool(kwargs) and _any_unsupported_layout(kwargs.values()))
 
 
+def _tensor_items(value: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
+    """The items of an operator's list argument that may hold tensors (``()`` for ``int[]`` lists).
+
+    Operator list arguments are homogeneous by schema (``int[]``, ``Tensor[]``, ``Tensor?[]``), so a
+    list whose first item is an int holds no tensor; strides, paddings and sizes are skipped cheaply.
+    """
+    return () if not value or type(value[0]) is int else value
+
+
 def _any_unsupported_layout(values: Any) -> bool:
     strided, tensor = torch.strided, torch.Tensor
     for value in values:
@@ -145,20 +154,26 @@ def _any_unsupported_layout(values: Any) -> bool:
             if value.layout is not strided or value.is_nested:
                 return True
         elif isinstance(value, list | tuple):
-            for item in value:
+            for item in _tensor_items(value):
                 if isinstance(item, tensor) and (item.layout is not strided or item.is_nested):
                     return True
     return False
 
 
 def _has_complex(args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> bool:
-    for value in (*args, *kwargs.values(), out):
-        if isinstance(value, torch.Tensor):
+    return _any_complex(args) or _any_complex(kwargs.values()) or _any_complex((out,))
+
+
+def _any_complex(values: Any) -> bool:
+    tensor = torch.Tensor
+    for value in values:
+        if isinstance(value, tensor):
             if value.is_complex():
                 return True
         elif isinstance(value, list | tuple):
-            if any(isinstance(v, torch.Tensor) and v.is_complex() for v in value):
-                return True
+            for item in _tensor_items(value):
+                if isinstance(item, tensor) and item.is_complex():
+                    return True
         elif isinstance(value, complex):
             return True
     return False
