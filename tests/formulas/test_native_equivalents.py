@@ -109,3 +109,12 @@ def test_measure_flops_matches_flop_counter_mode_on_products_and_convolutions() 
     report = measure_flops(workload)
     assert report["total"]["status"] == "complete", report["diagnostics"]
     assert report["by_operator"] == {str(k): v for k, v in reference.get_flop_counts()["Global"].items()}
+
+
+def test_operator_checks_skip_int_lists_but_not_optional_tensor_lists() -> None:
+    sparse = torch.eye(3).to_sparse()
+    assert dispatch._any_unsupported_layout(([1, 2, 3], [None, sparse]))
+    assert dispatch._any_unsupported_layout(((sparse,),))
+    assert not dispatch._any_unsupported_layout(([1, 2, 3], [None, torch.eye(3)], []))
+    assert dispatch._has_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)]), {}, None)
+    assert not dispatch._has_complex((torch.eye(2), [3, 4]), {}, torch.eye(2))
