@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import torch
@@ -129,6 +130,26 @@ def crawl_module(
 _NO_FULL_COLLECTION = 1 << 30  # a third threshold that the oldest generation's count never reaches
 
 
+@contextlib.contextmanager
+def _full_collections_held_back() -> Iterator[None]:
+    """Hold back the cyclic collector's full collections for the block; restore the thresholds after.
+
+    Millions of small record dicts make full collections run again and again, each walking the
+    whole heap (the degradation of hook-heavy tools past a few thousand layers). Young collections
+    keep running on fresh, cache-hot objects, so the forward's own cyclic garbage dies young as
+    usual and the report is not left for one cold traversal after the call. Disabling the
+    collector, or promoting everything with gc.freeze()/unfreeze(), cost more or leaked the
+    forward's garbage (tests/analysis/test_collector.py).
+    """
+    thresholds = gc.get_threshold()
+    if thresholds[0]:  # a zero first threshold means the caller turned automatic collection off
+        gc.set_threshold(thresholds[0], thresholds[1], _NO_FULL_COLLECTION)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def _observe(
     module: nn.Module,
     args: tuple[Any, ...],
@@ -139,77 +160,53 @@ def _observe(
     handlers: Mapping[type[nn.Module], ModuleHandler] | None = None,
 ) -> AnalysisReport:
     """Run the single observed forward call and build the report from its records."""
-    # Millions of small record dicts make the cyclic collector's *full* collections run again and
-    # again, each walking the whole heap (the degradation of hook-heavy tools past a few thousand
-    # layers). Only those are held back during the analysis: young collections keep running on
-    # fresh, cache-hot objects, so the forward's own cyclic garbage dies young as usual and the
-    # report is not left for one cold traversal after the call. Disabling the collector, or
-    # promoting everything with gc.freeze()/unfreeze(), cost more or leaked the forward's garbage
-    # (tests/analysis/test_collector.py). The caller's thresholds are restored afterwards.
-    thresholds = gc.get_threshold()
-    if thresholds[0]:  # a zero first threshold means the caller turned automatic collection off
-        gc.set_threshold(thresholds[0], thresholds[1], _NO_FULL_COLLECTION)
-    try:
-        return _observe_uncollected(module, args, kwargs, inputs, full, mapping, handlers)
-    finally:
-        gc.set_threshold(*thresholds)
-
-
-def _observe_uncollected(
-    module: nn.Module,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    inputs: InputsMeta,
-    full: bool,
-    mapping: dict[Any, Callable[..., int]],
-    handlers: Mapping[type[nn.Module], ModuleHandler] | None,
-) -> AnalysisReport:
-    if full:
-        # Handlers, native Transformer estimates and subtree ownership (extensions spec); structure
-        # mode runs none of them.
-        extensions = ExtensionState(handlers or {})
-        recorder = CallRecorder(
-            module,
-            estimator=extensions.estimate,
-            on_failure=extensions.on_failure,
-            on_enter=extensions.on_enter,
-        )
-    else:
-        recorder = CallRecorder(module, estimator=None, on_failure=record_failure)
-    training = [(m, m.training) for m in recorder.modules]
-    # Flags are set through ``__dict__``: ``nn.Module.__setattr__`` costs microseconds per module,
-    # and the analysis changes nothing but the flags themselves.
-    training_before = module.training
-    try:
-        recorder.install()
-        for submodule, flag in training:
-            if flag:
-                submodule.__dict__["training"] = False
-        with torch.no_grad():
-            if full:
-                observer = OperatorObserver(mapping)
-                observer.sink = recorder
-                recorder.observer = observer
-                with observer:
+    with _full_collections_held_back():
+        if full:
+            # Handlers, native Transformer estimates and subtree ownership (extensions spec); structure
+            # mode runs none of them.
+            extensions = ExtensionState(handlers or {})
+            recorder = CallRecorder(
+                module,
+                estimator=extensions.estimate,
+                on_failure=extensions.on_failure,
+                on_enter=extensions.on_enter,
+            )
+        else:
+            recorder = CallRecorder(module, estimator=None, on_failure=record_failure)
+        training = [(m, m.training) for m in recorder.modules]
+        # Flags are set through ``__dict__``: ``nn.Module.__setattr__`` costs microseconds per module,
+        # and the analysis changes nothing but the flags themselves.
+        training_before = module.training
+        try:
+            recorder.install()
+            for submodule, flag in training:
+                if flag:
+                    submodule.__dict__["training"] = False
+            with torch.no_grad():
+                if full:
+                    observer = OperatorObserver(mapping)
+                    observer.sink = recorder
+                    recorder.observer = observer
+                    with observer:
+                        module(*args, **kwargs)
+                    operator_report = observer.report()
+                else:
                     module(*args, **kwargs)
-                operator_report = observer.report()
-            else:
-                module(*args, **kwargs)
-                operator_report = not_requested_report()
-    finally:
-        recorder.remove()
-        for submodule, flag in training:
-            if submodule.__dict__.get("training") is not flag:
-                submodule.__dict__["training"] = flag
-    return build_report(
-        module,
-        recorder,
-        inputs,
-        inputs_mod.tensors_in((args, kwargs)),
-        mode="full" if full else "structure",
-        training_before=training_before,
-        operator_report=operator_report,
-    )
+                    operator_report = not_requested_report()
+        finally:
+            recorder.remove()
+            for submodule, flag in training:
+                if submodule.__dict__.get("training") is not flag:
+                    submodule.__dict__["training"] = flag
+        return build_report(
+            module,
+            recorder,
+            inputs,
+            inputs_mod.tensors_in((args, kwargs)),
+            mode="full" if full else "structure",
+            training_before=training_before,
+            operator_report=operator_report,
+        )
 
 
 def summary(
