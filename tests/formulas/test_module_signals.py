@@ -330,3 +330,22 @@ def test_public_functions_accept_containers() -> None:
     assert module_dmas(module, [x], out) == 32 * 6  # K + 1 + return_indices per output
     with pytest.raises(ValueError, match="output tensor"):
         module_macs(module, x, None)
+
+
+class _LateRegistered(nn.Module):
+    """A leaf type that gets its formulas only after a first lookup (test-only)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+def test_leaf_formula_plans_follow_later_registrations() -> None:
+    assert registry.leaf_formulas(nn.Linear) is not None
+    assert registry.leaf_formulas(_LateRegistered) is None
+    registry.flops.register(_LateRegistered)(lambda module, inputs, output: 0)
+    assert registry.leaf_formulas(_LateRegistered) is None  # three tables still lack it
+    registry.macs.register(_LateRegistered)(lambda module, inp, out: 0)
+    registry.dmas.register(_LateRegistered)(lambda module, inp, out: 0)
+    registry.receptive_field.register(_LateRegistered)(lambda module, inp, out: (1.0, 1.0, 0.0))
+    plan = registry.leaf_formulas(_LateRegistered)
+    assert plan is not None and len(plan) == 4

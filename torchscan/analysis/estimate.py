@@ -113,7 +113,7 @@ def estimate_leaf(
         fields == ESTIMATE_FIELDS
         and inp is not None
         and out is not None
-        and _estimate_silently(metrics, _plan(cls), module, inputs, output, inp, out)
+        and _estimate_silently(metrics, registry.leaf_formulas(cls), module, inputs, output, inp, out)
     ):
         return
     compute = [f for f in COMPUTE_FIELDS if f in fields]
@@ -146,29 +146,9 @@ def estimate_leaf(
         _record_spatial(record, module, spatial, outcomes["spatial"])
 
 
-_Plan = tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]]
-_PLANS: dict[type, _Plan | None] = {}
-
-
-def _plan(cls: type) -> _Plan | None:
-    """The four formulas of a module class, when it has all four (looked up once per class)."""
-    try:
-        return _PLANS[cls]
-    except KeyError:
-        found = (
-            registry.flops.lookup(cls),
-            registry.macs.lookup(cls),
-            registry.dmas.lookup(cls),
-            registry.receptive_field.lookup(cls),
-        )
-        plan = found if all(f is not None for f in found) else None
-        _PLANS[cls] = plan  # type: ignore[assignment]
-        return plan  # type: ignore[return-value]
-
-
 def _estimate_silently(
     metrics: dict[str, MetricResult],
-    plan: _Plan | None,
+    plan: tuple[Callable[..., Any], ...] | None,
     module: nn.Module,
     inputs: tuple[Any, ...],
     output: Any,

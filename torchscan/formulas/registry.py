@@ -32,6 +32,10 @@ class NotRecognised(LookupError):
     """
 
 
+# The four formulas of a module class (see :func:`leaf_formulas`); emptied by every registration.
+_LEAF_PLANS: dict[type, tuple[Callable[..., Any], ...] | None] = {}
+
+
 class FormulaRegistry(Generic[F]):
     """Maps module classes to formulas of one metric; lookups walk ``type(module).__mro__``."""
 
@@ -56,6 +60,7 @@ class FormulaRegistry(Generic[F]):
             for module_type in module_types:
                 self._table[module_type] = formula
             self._cache.clear()
+            _LEAF_PLANS.clear()
             return formula
 
         return decorate
@@ -88,3 +93,20 @@ receptive_field: FormulaRegistry[Callable[..., tuple[float, float, float] | None
 def has_native_forward(module: nn.Module, native_type: type[nn.Module]) -> bool:
     """True when ``module`` runs ``native_type.forward`` unchanged (no override, no instance patch)."""
     return "forward" not in module.__dict__ and type(module).forward is native_type.forward
+
+
+def leaf_formulas(module_type: type) -> tuple[Callable[..., Any], ...] | None:
+    """``(flops, macs, dmas, receptive_field)`` formulas of a class when it has all four, else ``None``.
+
+    Looked up once per class (until the next registration): the estimator runs it on every leaf call.
+    """
+    try:
+        return _LEAF_PLANS[module_type]
+    except KeyError:
+        tables: tuple[FormulaRegistry[Any], ...] = (flops, macs, dmas, receptive_field)
+        found: tuple[Callable[..., Any], ...] = tuple(
+            formula for table in tables if (formula := table.lookup(module_type)) is not None
+        )
+        plan = found if len(found) == len(tables) else None
+        _LEAF_PLANS[module_type] = plan
+        return plan
