@@ -8,6 +8,7 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -91,7 +92,8 @@ def _error_message(error: Exception) -> str:
 
 
 def _unsupported_message(module: nn.Module) -> str:
-    return f"Module type not supported: {type(module).__name__}"
+    # Interned: an unsupported type repeats this text in every metric of every call.
+    return sys.intern(f"Module type not supported: {type(module).__name__}")
 
 
 def estimate_leaf(
