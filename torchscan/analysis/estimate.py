@@ -8,7 +8,6 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -92,8 +91,7 @@ def _error_message(error: Exception) -> str:
 
 
 def _unsupported_message(module: nn.Module) -> str:
-    # Interned: an unsupported type repeats this text in every metric of every call.
-    return sys.intern(f"Module type not supported: {type(module).__name__}")
+    return f"Module type not supported: {type(module).__name__}"
 
 
 def estimate_leaf(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 from torchscan.report.schema import Diagnostic, Severity
@@ -17,6 +18,10 @@ def diagnostic(
     operator: str | None = None,
 ) -> Diagnostic:
     """Build one :class:`Diagnostic`; ``path``/``operator`` keys appear only when given."""
+    # Interned: the same message recurs for every metric of every call of one module type, and a
+    # deep model's report would otherwise hold thousands of equal strings.
+    if type(message) is str:
+        message = sys.intern(message)
     entry: Diagnostic = {"code": code, "severity": severity, "metric": metric, "message": message}
     if path is not None:
         entry["path"] = path
