@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 RUN_SCRIPT = Path(__file__).resolve().parent / "run.py"
+RETAINED_TOOLS = ("ts-structure", "ts-full")  # measured for retained report memory, in this order
 
 
 @dataclass
@@ -143,9 +144,6 @@ def time_model(
     del prepared, model, args, kwargs
     gc.collect()
     return result
-
-
-RETAINED_TOOLS = ("ts-structure", "ts-full")
 
 
 def retained_per_layer_call(call: tools.Call) -> float:

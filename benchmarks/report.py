@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Sequence
 
 import tools
-from harness import ModelResult, Outcome
+from harness import RETAINED_TOOLS, ModelResult, Outcome
 
 MIB = 1024 * 1024
 PEER_KEYS = tuple(tool.key for tool in tools.PEERS)
@@ -147,8 +147,10 @@ def retained_table(results: Sequence[ModelResult]) -> list[str]:
         "| --- | ---: | ---: |",
     ]
     for result in results:
-        cells = [result.outcomes[key].retained_per_call for key in ("ts-structure", "ts-full")]
-        if result.status != "ok" or all(cell is None for cell in cells):
+        if result.status != "ok":  # a skipped model has no outcomes at all
+            continue
+        cells = [result.outcomes[key].retained_per_call for key in RETAINED_TOOLS]
+        if all(cell is None for cell in cells):
             continue
         shown = [f"{cell / KIB:.2f}" if cell is not None else "–" for cell in cells]
         lines.append(f"| {result.spec.name} | {shown[0]} | {shown[1]} |")

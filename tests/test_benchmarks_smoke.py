@@ -33,3 +33,20 @@ def test_smoke_run_prints_and_writes_a_table(tmp_path: Path) -> None:
         assert f"| {label} |" in stdout
     assert "µs/pair" in stdout
     assert out.read_text(encoding="utf-8") == stdout
+    assert "| model | structure KiB/call | full KiB/call (target ≤ 4) |" in stdout
+
+
+def test_retained_table_skips_models_that_did_not_run() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import harness
+        import models
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    spec = models.BY_KEY["stack-tiny"]
+    skipped = harness.ModelResult(spec, status="skipped: transformers not installed")
+    ran = harness.ModelResult(spec)
+    ran.outcomes = {key: harness.Outcome(retained_per_call=2048.0) for key in harness.RETAINED_TOOLS}
+    assert report.retained_table([skipped]) == []
+    assert report.retained_table([skipped, ran])[2] == f"| {spec.name} | 2.00 | 2.00 |"
