@@ -48,12 +48,11 @@ def describe(value: Any) -> ValueMeta:
                 "device": device_name(value.device),
                 "requires_grad": value.requires_grad,
             }
-        dtype, device = value.dtype, value.device
         return {
             "kind": "tensor",
             "shape": list(value.shape),
-            "dtype": _DTYPE_NAMES.get(dtype) or dtype_name(dtype),
-            "device": _DEVICE_NAMES.get(device) or device_name(device),
+            "dtype": dtype_name(value.dtype),
+            "device": device_name(value.device),
             "requires_grad": value.requires_grad,
         }
     if value is None:
