@@ -96,3 +96,19 @@ def test_cnn_residual_add_makes_module_flops_partial() -> None:
     assert report["totals"]["module_flops"]["status"] == "partial"
     codes = {(d["code"], d.get("path")) for d in report["diagnostics"]}
     assert ("unestimated_functional_work", "block") in codes
+
+
+def test_demo_prints_no_warning_without_numpy(tmp_path) -> None:
+    """A bare `pip install -e .` brings no numpy; torch then warns at import. The demo prints none."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.modules['numpy'] = None\n"  # as if numpy were not installed
+        "from torchscan.cli import main\n"
+        f"sys.exit(main(['demo', '--out', {str(tmp_path)!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr and "Warning" not in done.stdout
+    assert done.stdout.startswith("demo:cnn")

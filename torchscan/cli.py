@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -457,7 +458,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             print("\nStart with: torchscan demo", file=sys.stderr)
             return EXIT_USAGE
-        return _COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            # torch warns "Failed to initialize NumPy" at import when numpy is not installed (a bare
+            # `pip install -e .` brings none). TorchScan never uses numpy, so the line says nothing
+            # about any result; it is silenced for this message alone, for the command's duration.
+            warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
+            return _COMMANDS[args.command](args)
     except UsageError as error:
         print(f"torchscan: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -484,6 +484,19 @@ def test_c4_to_c24_functional_workloads(case):
     check(case)
 
 
+def _causal_and_mask() -> Callable[[], object]:
+    """SDPA with both is_causal and a mask: through the public function where PyTorch accepts both
+    (up to 2.13), else through the CPU kernel itself, which still takes both (2.14 rejects the pair in
+    ``F.scaled_dot_product_attention`` but the kernel's formula must still count both terms)."""
+    q, kv, mask = torch.ones(2, 2, 3, 2), torch.ones(2, 2, 3, 2), torch.zeros(3, 3)
+    try:
+        F.scaled_dot_product_attention(q, kv, kv, is_causal=True, attn_mask=mask)
+    except RuntimeError:
+        kernel = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+        return lambda: kernel(q, kv, kv, 0.0, True, attn_mask=mask)
+    return lambda: F.scaled_dot_product_attention(q, kv, kv, is_causal=True, attn_mask=mask)
+
+
 def _attention_cases() -> dict[str, Case]:
     def sdpa(sources: int, **kwargs: object) -> Callable[[], object]:
         q, kv = torch.ones(2, 2, 3, 2), torch.ones(2, 2, sources, 2)
@@ -504,7 +517,7 @@ def _attention_cases() -> dict[str, Case]:
         ),
         "S5-bool-mask": Case(sdpa(5, attn_mask=torch.ones(3, 5, dtype=torch.bool)), 816 + 60 + 15),
         "S3-causal": Case(sdpa(3, is_causal=True), 480 + 36),
-        "S3-causal-and-mask": Case(sdpa(3, is_causal=True, attn_mask=torch.zeros(3, 3)), 480 + 36 + 36),
+        "S3-causal-and-mask": Case(_causal_and_mask(), 480 + 36 + 36),
         "S3-scale": Case(sdpa(3, scale=0.25), 480),
         # math path (value width 3 ≠ 2): Q scale 12 + K scale 20 + bmm 2·2·3·5·2 = 120 + bmm 2·2·3·5·3 = 180
         # + safe softmax (5·30 − 2·6) + 2·30 = 198
