@@ -12,7 +12,6 @@ finite, non-negative, right unit), never their truth.
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from typing import Any, TypedDict, TypeVar
 
 from torch import nn
 
-from torchscan.report.diagnostics import diagnostic
+from torchscan.report.diagnostics import diagnostic, error_text, sanitize_text
 from torchscan.report.schema import (
     ESTIMATE_FIELDS,
     FIELD_UNITS,
@@ -28,6 +27,7 @@ from torchscan.report.schema import (
     Diagnostic,
     MetricResult,
     Number,
+    in_float_range,
     metric_result,
 )
 
@@ -185,7 +185,7 @@ def _number(value: object, label: str) -> Number:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise _InvalidValue(f"{label} must be a real number, got {type(value).__name__}")
     number: Number = value if isinstance(value, int) else float(value)
-    if not math.isfinite(number) or number < 0:
+    if not in_float_range(number) or number < 0:
         raise _InvalidValue(f"{label} must be finite and >= 0")
     return number
 
@@ -270,7 +270,7 @@ def run_caller_handler(
         returned: Any = handler.estimate(call)
         keys = list(returned.keys()) if isinstance(returned, Mapping) else None
     except Exception as error:  # the caller's code: any failure is reported, never propagated
-        message = f"{identity} raised {type(error).__name__}: {error}"
+        message = f"{identity} raised {error_text(error)}"
         return _all_unavailable(wanted, owned, method, "custom_handler_error", message, path)
     if keys is None or any(not isinstance(k, str) or k not in FIELD_UNITS for k in keys):
         # Only string key names enter the message: reports never carry object representations.
@@ -298,7 +298,8 @@ def run_caller_handler(
         try:
             result = _normalize(returned[name], name, scope, method)
         except Exception as error:  # invalid value, or reading it raised
-            reason = str(error) if isinstance(error, _InvalidValue) else f"{type(error).__name__}: {error}"
+            # Both may quote caller objects (an invalid unit or status, a failing __getitem__).
+            reason = sanitize_text(str(error)) if isinstance(error, _InvalidValue) else error_text(error)
             outcome.metrics[name] = metric_result(
                 "unavailable", unit=FIELD_UNITS[name], scope=scope, method=method
             )

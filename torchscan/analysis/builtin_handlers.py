@@ -21,7 +21,7 @@ from torchscan.formulas.attention_costs import native_dmas, native_flops, native
 from torchscan.formulas.attention_layers import native_spec
 from torchscan.formulas.tensors import first_tensor
 from torchscan.formulas.tokens import token_dependencies, unavailable_token_dependencies
-from torchscan.report.diagnostics import diagnostic
+from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
     COMPUTE_FIELDS,
     ESTIMATE_FIELDS,
@@ -50,7 +50,8 @@ class BuiltinHandler:
 
 
 def _error_text(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
+    # The error may come from a caller's subclass or inputs: its text is sanitized like any caller's.
+    return error_text(error)
 
 
 def _unavailable(outcome: HandlerOutcome, name: str, method: str = MODULE_FORMULA_METHOD) -> None:

@@ -18,7 +18,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.formulas import native_equivalents, operators
-from torchscan.report.diagnostics import diagnostic
+from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
     COUNTING_CONVENTION,
     OPERATOR_METHOD,
@@ -283,7 +283,7 @@ class OperatorObserver(TorchDispatchMode):
                 flops = _native_count(entry, formula, args, kwargs, out)
             except Exception as error:  # PyTorch's formula cannot describe this call: report it
                 self.unsupported.setdefault(
-                    name, f"PyTorch's native formula failed on this call: {type(error).__name__}: {error}"
+                    name, f"PyTorch's native formula failed on this call: {error_text(error)}"
                 )
                 return 0, False
             self.by_operator[name] = self.by_operator.get(name, 0) + flops
@@ -315,9 +315,7 @@ class OperatorObserver(TorchDispatchMode):
         try:
             value = formula(*args, **kwargs, out_val=out)
         except Exception as error:  # a caller bug must not crash the analysis
-            self.unsupported.setdefault(
-                name, f"Caller formula for {name} raised {type(error).__name__}: {error}"
-            )
+            self.unsupported.setdefault(name, f"Caller formula for {name} raised {error_text(error)}")
             return 0, False
         if (
             isinstance(value, bool)
