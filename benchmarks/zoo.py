@@ -1,0 +1,360 @@
+"""The measured model zoo: what TorchScan reports on every torchvision classifier and on transformers models.
+
+Usage: ``python benchmarks/zoo.py`` (every model; run it with torch 2.14.1 + torchvision 0.29.1, e.g.
+``/root/.cache/torchscan-ci/torch-2.14.1/bin/python``), ``--skip-large``, ``--only NAME[,NAME]``,
+``--limit N``, ``--markdown FILE``, ``--json FILE``. One process; models are built one at a time and
+freed after use; CPU, ``torch.set_num_threads(1)``; random weights, no downloads.
+
+Per model: parameters; module FLOPs/MACs/DMAs (``crawl_module``, full mode) with status and value;
+operator FLOPs (``measure_flops``) under ``torch.no_grad()`` and under ``torch.inference_mode()``;
+module FLOPs ÷ operator FLOPs; the names of whatever is still unestimated; the time it took. The
+summary checks the targets of issue #12 (see ``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import importlib.metadata
+import json
+import platform
+import re
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch
+import zoo_models
+
+import torchscan
+
+COMPUTE = ("module_flops", "macs", "dmas")
+# Published conv + linear MACs (torchvision's model documentation, "GFLOPS" column: multiply-adds).
+PUBLISHED_MACS = {"resnet50": 4.09e9, "mobilenet_v3_large": 0.217e9, "vit_b_16": 17.6e9}
+STRICT_MODELS = ("resnet50", "bert-base")
+_OPERATOR_LISTING = re.compile(r"([\w.:]+) \(\d+ call\(s\)\)")
+# Exact leaf types (a prefix would also catch torchvision's Conv2dNormActivation composite).
+_CONV_LINEAR = re.compile(r"(Conv(Transpose)?[123]d|Linear|NonDynamicallyQuantizableLinear)")
+_UNSUPPORTED = re.compile(r"Module type not supported: (\w+)")
+
+
+def _number(result: dict[str, Any]) -> int | float | None:
+    """The value of a complete result, the lower bound of a partial one, None when unavailable."""
+    return result["value"] if result["status"] == "complete" else result["known_value"]
+
+
+def _figure(result: dict[str, Any]) -> dict[str, Any]:
+    return {"status": result["status"], "value": _number(result)}
+
+
+def missing_names(diagnostics: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Operators and module types a report names as not estimated, from its diagnostics' fields."""
+    operators: set[str] = set()
+    modules: set[str] = set()
+    functional: set[str] = set()
+    for entry in diagnostics:
+        code = entry["code"]
+        if code in ("uncounted_operator", "unsupported_operator_formula", "incomplete_operator_formula"):
+            operators.add(entry.get("operator", "?"))
+        elif code == "unestimated_functional_work":
+            functional.update(_OPERATOR_LISTING.findall(entry["message"]))
+        elif code == "unsupported_module_metric":
+            found = _UNSUPPORTED.search(entry["message"])
+            modules.add(found.group(1) if found else entry.get("path", "?"))
+    return {
+        "uncounted_operators": sorted(operators),
+        "unsupported_modules": sorted(modules),
+        "unestimated_functional_operators": sorted(functional),
+    }
+
+
+def conv_linear_macs(report: dict[str, Any]) -> dict[str, Any]:
+    """Sum of MACs of Conv*/Linear rows plus MultiheadAttention rows (not Linear rows inside them).
+
+    A torchvision ViT runs its attention through ``nn.MultiheadAttention``, whose in-projection is a
+    parameter, not a child Linear: that row's MACs (in/out projections + QKᵀ + attention·V) stand for
+    the attention's matrix products. Any row under an MHA row is skipped so nothing counts twice.
+    """
+    total = 0
+    complete = True
+    attention_paths: list[str] = []
+    for layer in report["layers"]:
+        kind = layer["type"]
+        if any(layer["path"].startswith(prefix + ".") for prefix in attention_paths):
+            continue
+        if kind == "MultiheadAttention":
+            attention_paths.append(layer["path"])
+        elif not _CONV_LINEAR.fullmatch(kind):
+            continue
+        result = layer["metrics"].get("macs")
+        if result is None or result["status"] != "complete":
+            complete = False
+            continue
+        total += result["value"]
+    return {"value": total, "complete": complete, "attention_rows": len(attention_paths)}
+
+
+def _flops(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], context: Any) -> Any:
+    with context():
+        return torchscan.measure_flops(lambda: model(*args, **kwargs))
+
+
+def measure(spec: zoo_models.ZooSpec) -> dict[str, Any]:
+    """Every per-model figure of one zoo entry; the model is built here and dropped on return."""
+    started = time.perf_counter()
+    entry: dict[str, Any] = {"name": spec.name, "family": spec.family}
+    try:
+        model, args, kwargs = spec.build()
+        model.eval()
+        report = torchscan.crawl_module(model, args=args, kwargs=kwargs)
+        eager = _flops(model, args, kwargs, torch.no_grad)
+        inference = _flops(model, args, kwargs, torch.inference_mode)
+        if spec.name in STRICT_MODELS:
+            try:
+                torchscan.crawl_module(model, args=args, kwargs=kwargs, strict=True)
+                entry["strict"] = "passes"
+            except torchscan.IncompleteAnalysisError as error:
+                entry["strict"] = f"fails: {error}"[:300]
+    except Exception as error:  # a model that cannot run is reported, never stops the zoo
+        entry["error"] = f"{type(error).__name__}: {error}"[:300]
+        entry["seconds"] = round(time.perf_counter() - started, 2)
+        return entry
+    totals = report["totals"]
+    entry["parameters"] = _number(totals["parameters"])
+    entry.update({name: _figure(totals[name]) for name in COMPUTE})
+    entry["operator_flops_no_grad"] = _figure(eager["total"])
+    entry["operator_flops_inference_mode"] = _figure(inference["total"])
+    entry["operator_flops_identical"] = (
+        eager["total"] == inference["total"] and eager["by_operator"] == inference["by_operator"]
+    )
+    module_flops, operator_flops = entry["module_flops"], entry["operator_flops_no_grad"]
+    both = module_flops["status"] == operator_flops["status"] == "complete"
+    entry["ratio_complete"] = both
+    if operator_flops["value"]:
+        entry["ratio"] = (module_flops["value"] or 0) / operator_flops["value"]
+    entry["conv_linear_macs"] = conv_linear_macs(report)
+    entry["missing"] = missing_names(report["diagnostics"] + eager["diagnostics"])
+    # Operators only inference_mode leaves uncounted (composites reaching the observer undecomposed).
+    seen = set(entry["missing"]["uncounted_operators"])
+    entry["inference_mode_only_uncounted"] = [
+        name for name in missing_names(inference["diagnostics"])["uncounted_operators"] if name not in seen
+    ]
+    entry["seconds"] = round(time.perf_counter() - started, 2)
+    del model, report, eager, inference
+    return entry
+
+
+# --- summary ----------------------------------------------------------------------------------
+
+
+def _share(entries: list[dict[str, Any]], test: Any) -> tuple[int, int]:
+    ran = [entry for entry in entries if "error" not in entry]
+    return sum(1 for entry in ran if test(entry)), len(entries)
+
+
+def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's targets, computed from the per-model figures (models that failed count as misses)."""
+    op_ok, total = _share(
+        entries,
+        lambda e: e["operator_flops_no_grad"]["status"] == "complete" and e["operator_flops_identical"],
+    )
+    macs_ok, _ = _share(entries, lambda e: e["macs"]["status"] == "complete")
+    identical, _ = _share(entries, lambda e: e["operator_flops_identical"])
+    outliers = [
+        (entry["name"], round(entry["ratio"], 3))
+        for entry in entries
+        if entry.get("ratio_complete") and not 0.9 <= entry["ratio"] <= 1.1
+    ]
+    published = {}
+    for entry in entries:
+        if entry["name"] in PUBLISHED_MACS and "error" not in entry:
+            measured = entry["conv_linear_macs"]
+            target = PUBLISHED_MACS[entry["name"]]
+            deviation = measured["value"] / target - 1
+            published[entry["name"]] = {
+                "measured": measured["value"],
+                "published": target,
+                "deviation": round(deviation, 4),
+                "within_1_percent": measured["complete"] and abs(deviation) <= 0.01,
+            }
+    return {
+        "models": total,
+        "errors": [entry["name"] for entry in entries if "error" in entry],
+        "operator_flops_complete_and_identical": op_ok,
+        "operator_flops_identical": identical,
+        "operator_flops_target_met": total > 0 and op_ok >= 0.97 * total,
+        "macs_complete": macs_ok,
+        "macs_target_met": total > 0 and macs_ok >= 0.90 * total,
+        "ratio_outliers": outliers,
+        "ratio_models_compared": sum(1 for entry in entries if entry.get("ratio_complete")),
+        "published_macs": published,
+        "strict": {entry["name"]: entry["strict"] for entry in entries if "strict" in entry},
+    }
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def _cell(figure: dict[str, Any]) -> str:
+    value = figure["value"]
+    shown = "—" if value is None else f"{value / 1e9:.3f} G"
+    if figure["status"] == "complete":
+        return shown
+    return f"{figure['status']}" + ("" if value is None else f" ≥ {shown}")
+
+
+def _missing_cell(entry: dict[str, Any]) -> str:
+    missing = entry.get("missing", {})
+    parts = [
+        *(f"op `{name}`" for name in missing.get("uncounted_operators", [])),
+        *(f"module `{name}`" for name in missing.get("unsupported_modules", [])),
+        *(f"functional `{name}`" for name in missing.get("unestimated_functional_operators", [])),
+        *(f"inference_mode op `{name}`" for name in entry.get("inference_mode_only_uncounted", [])),
+    ]
+    return ", ".join(parts) or "—"
+
+
+def markdown(entries: list[dict[str, Any]], facts: dict[str, Any], header: list[str]) -> str:
+    """The zoo's Markdown: header, targets, one row per model (a pure function of the figures)."""
+    lines = [*header, "", "#### Targets", ""]
+    total = facts["models"]
+    lines += [
+        f"- operator FLOPs complete and identical under no_grad / inference_mode: "
+        f"{facts['operator_flops_complete_and_identical']}/{total} (target ≥ 97 %: "
+        f"{'met' if facts['operator_flops_target_met'] else 'missed'}); identical on "
+        f"{facts['operator_flops_identical']}/{total}",
+        f"- module MACs complete: {facts['macs_complete']}/{total} (target ≥ 90 %: "
+        f"{'met' if facts['macs_target_met'] else 'missed'})",
+        f"- module FLOPs ÷ operator FLOPs outside 0.9–1.1 where both are complete "
+        f"({facts['ratio_models_compared']} models): "
+        + (", ".join(f"{name} {ratio}" for name, ratio in facts["ratio_outliers"]) or "none"),
+    ]
+    for name, figure in facts["published_macs"].items():
+        lines.append(
+            f"- {name} conv + linear MACs: {figure['measured']:,} vs published {figure['published'] / 1e9} G "
+            f"({figure['deviation']:+.2%}; within 1 %: {'yes' if figure['within_1_percent'] else 'no'})"
+        )
+    for name, outcome in facts["strict"].items():
+        lines.append(f"- `crawl_module(..., strict=True)` on {name}: {outcome}")
+    if facts["errors"]:
+        lines.append("- models that raised: " + ", ".join(facts["errors"]))
+    lines += [
+        "",
+        "#### Per model",
+        "",
+        "| model | params | module FLOPs | MACs | DMAs | operator FLOPs (no_grad) | same under "
+        "inference_mode | module ÷ operator | still unestimated | s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | --- | ---: |",
+    ]
+    for entry in entries:
+        if "error" in entry:
+            lines.append(
+                f"| {entry['name']} | failed: {entry['error'][:120]} |  |  |  |  |  |  |  | "
+                f"{entry['seconds']} |"
+            )
+            continue
+        ratio = f"{entry['ratio']:.3f}" if "ratio" in entry else "—"
+        if "ratio" in entry and not entry["ratio_complete"]:
+            ratio += " (bounds)"
+        lines.append(
+            f"| {entry['name']} | {entry['parameters']:,} | {_cell(entry['module_flops'])} | "
+            f"{_cell(entry['macs'])} | {_cell(entry['dmas'])} | {_cell(entry['operator_flops_no_grad'])} | "
+            f"{'yes' if entry['operator_flops_identical'] else 'NO'} | {ratio} | {_missing_cell(entry)} | "
+            f"{entry['seconds']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _header(argv: list[str], seconds: float) -> list[str]:
+    versions = ", ".join(
+        [
+            f"python {platform.python_version()}",
+            f"torch {torch.__version__}",
+            f"torchscan {torchscan.__version__}",
+        ]
+        + [f"{name} {_version(name)}" for name in ("torchvision", "transformers")]
+    )
+    return [
+        "## TorchScan model zoo",
+        "",
+        f"- date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        "- command: `" + " ".join(["python benchmarks/zoo.py", *argv]) + "`",
+        f"- machine: {platform.machine()}, {platform.system()} {platform.release()}, CPU, "
+        f"torch.set_num_threads(1); total {seconds:.0f} s",
+        f"- versions: {versions}",
+        "- values in G (10⁹); `partial ≥ x` is a lower bound; operator FLOPs from `measure_flops`, module "
+        "figures from `crawl_module` (full mode)",
+    ]
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only", help="comma-separated zoo names (torchvision builder names or transformers keys)"
+    )
+    parser.add_argument(
+        "--skip-large", action="store_true", help=f"skip {', '.join(sorted(zoo_models.LARGE))}"
+    )
+    parser.add_argument("--limit", type=int, help="measure at most this many models")
+    parser.add_argument("--markdown", type=Path, help="also write the Markdown to this file")
+    parser.add_argument("--json", type=Path, help="write every per-model figure and the summary as JSON")
+    options = parser.parse_args(argv)
+    if options.limit is not None and options.limit < 1:
+        parser.error("--limit must be at least 1")
+    specs = zoo_models.catalogue()
+    if options.only:
+        wanted = options.only.split(",")
+        by_name = {spec.name: spec for spec in specs}
+        unknown = [name for name in wanted if name not in by_name]
+        if unknown:
+            parser.error(
+                f"unknown zoo names: {', '.join(unknown)} (torchvision installed: "
+                f"{bool(zoo_models.torchvision_names())})"
+            )
+        specs = [by_name[name] for name in wanted]
+    if options.skip_large:
+        specs = [spec for spec in specs if not spec.large]
+    options.specs = specs[: options.limit] if options.limit else specs
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point: measure the selected models, print the Markdown, write the files."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    options = _parse(argv)
+    warnings.simplefilter("ignore")  # transformers warns per call; warnings are not under test
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+    entries = []
+    for spec in options.specs:
+        entry = measure(spec)
+        gc.collect()  # the model is freed before the next one is built
+        entries.append(entry)
+        state = entry.get("error", f"macs {entry.get('macs', {}).get('status')}")
+        print(f"{spec.name}: {entry['seconds']} s, {state}", file=sys.stderr, flush=True)
+    facts = summary(entries)
+    text = markdown(entries, facts, _header(argv, time.perf_counter() - started))
+    print(text, end="")
+    if options.markdown:
+        options.markdown.write_text(text, encoding="utf-8")
+    if options.json:
+        options.json.write_text(json.dumps({"models": entries, "summary": facts}, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

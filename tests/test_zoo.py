@@ -1,0 +1,196 @@
+"""The model zoo (``benchmarks/zoo.py``): its pure helpers, a small subset of real models, a CLI smoke.
+
+The subset asserts properties that hold on the code as it is (completeness is still landing model by
+model): every figure the zoo reports is present, every incomplete metric comes with the names of what
+is missing, and the operator FLOPs of the plain convolutional model are complete under no_grad.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+try:
+    import zoo
+    import zoo_models
+finally:
+    sys.path.remove(str(ROOT / "benchmarks"))
+
+pytest.importorskip("transformers")
+
+
+def _row(path: str, kind: str, macs: int | None) -> dict[str, Any]:
+    status = "unavailable" if macs is None else "complete"
+    result = {"status": status, "value": macs, "known_value": macs}
+    return {"path": path, "type": kind, "metrics": {"macs": result}}
+
+
+def test_conv_linear_macs_sums_leaf_rows_and_attention_once() -> None:
+    report = {
+        "layers": [
+            _row("", "Net", 1000),
+            _row("block", "Conv2dNormActivation", 90),  # a composite named Conv…: not a conv row
+            _row("block.0", "Conv2d", 60),
+            _row("attn", "MultiheadAttention", 300),
+            _row("attn.out_proj", "NonDynamicallyQuantizableLinear", 40),  # inside the MHA row: skipped
+            _row("head", "Linear", 7),
+        ]
+    }
+    # 60 (Conv2d) + 300 (MultiheadAttention) + 7 (Linear) = 367
+    assert zoo.conv_linear_macs(report) == {"value": 367, "complete": True, "attention_rows": 1}
+    report["layers"].append(_row("head2", "Linear", None))
+    assert zoo.conv_linear_macs(report)["complete"] is False
+
+
+def test_conv_linear_macs_on_a_real_report() -> None:
+    import torchscan
+
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
+    report = torchscan.crawl_module(model, args=(torch.randn(1, 3, 8, 8),))
+    # conv: 36 outputs·4 channels · 27 (3·3·3) = 3,888; linear: 144 · 5 = 720; total 4,608
+    assert zoo.conv_linear_macs(report) == {"value": 4608, "complete": True, "attention_rows": 0}
+
+
+def test_missing_names_reads_every_code() -> None:
+    diagnostics = [
+        {"code": "uncounted_operator", "operator": "aten.foo", "message": "", "metric": "flops"},
+        {
+            "code": "unestimated_functional_work",
+            "message": "X ran operators ...: aten.add (2 call(s)), aten.gather (1 call(s)).",
+            "metric": "module_flops",
+        },
+        {"code": "unsupported_module_metric", "message": "Module type not supported: GELUActivation"},
+        {"code": "something_else", "message": "Module type not supported: Ignored"},
+    ]
+    assert zoo.missing_names(diagnostics) == {
+        "uncounted_operators": ["aten.foo"],
+        "unsupported_modules": ["GELUActivation"],
+        "unestimated_functional_operators": ["aten.add", "aten.gather"],
+    }
+
+
+def _entry(name: str, op: str, macs: str, identical: bool, ratio: float, both: bool) -> dict[str, Any]:
+    return {
+        "name": name,
+        "operator_flops_no_grad": {"status": op, "value": 10},
+        "operator_flops_identical": identical,
+        "macs": {"status": macs, "value": 5},
+        "ratio": ratio,
+        "ratio_complete": both,
+    }
+
+
+def test_summary_counts_targets_and_outliers() -> None:
+    entries = [
+        _entry("a", "complete", "complete", True, 1.0, True),
+        _entry("b", "complete", "partial", False, 1.5, True),  # not identical: misses the operator target
+        _entry("c", "partial", "complete", True, 0.5, False),  # bounds only: never an outlier
+        {"name": "d", "error": "RuntimeError: boom"},
+    ]
+    facts = zoo.summary(entries)
+    assert facts["models"] == 4
+    assert facts["errors"] == ["d"]
+    assert facts["operator_flops_complete_and_identical"] == 1  # 1/4 < 97 %
+    assert facts["operator_flops_target_met"] is False
+    assert facts["macs_complete"] == 2  # 2/4 < 90 %
+    assert facts["macs_target_met"] is False
+    assert facts["ratio_outliers"] == [("b", 1.5)]
+    assert facts["ratio_models_compared"] == 2
+
+
+def test_catalogue_covers_the_issue_architectures() -> None:
+    names = {spec.name for spec in zoo_models.catalogue() if spec.family == "transformers"}
+    required = {
+        "bert", "roberta", "distilbert", "albert", "electra", "gpt2", "gpt-neo", "opt", "llama", "mistral",
+        "mixtral", "qwen2", "phi", "t5", "bart", "vit", "swin", "convnext", "clip", "whisper", "bert-base",
+    }  # fmt: skip
+    assert required <= names
+    assert len(names) >= 20
+
+
+def _check_entry(entry: dict[str, Any], spec: zoo_models.ZooSpec) -> None:
+    assert "error" not in entry, entry.get("error")
+    model, _, _ = spec.build()
+    assert entry["parameters"] == sum(parameter.numel() for parameter in model.parameters())
+    missing = entry["missing"]
+    named_module_gaps = missing["unsupported_modules"] + missing["unestimated_functional_operators"]
+    for name in zoo.COMPUTE:
+        assert entry[name]["status"] in ("complete", "partial")
+        if entry[name]["status"] != "complete":
+            assert named_module_gaps, f"{spec.name}: {name} incomplete but nothing is named"
+    if entry["operator_flops_no_grad"]["status"] != "complete":
+        assert missing["uncounted_operators"], f"{spec.name}: operator FLOPs partial, nothing named"
+    if (
+        not entry["operator_flops_identical"]
+        and entry["operator_flops_inference_mode"]["status"] != "complete"
+    ):
+        assert entry["inference_mode_only_uncounted"] or missing["uncounted_operators"]
+    assert entry["ratio"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "t5"])
+def test_zoo_subset_transformers(name: str) -> None:
+    spec = next(spec for spec in zoo_models.catalogue() if spec.name == name)
+    _check_entry(zoo.measure(spec), spec)
+
+
+@pytest.mark.slow
+def test_zoo_subset_resnet18_small_input() -> None:
+    torchvision = pytest.importorskip("torchvision")
+
+    def build() -> zoo_models.Built:
+        torch.manual_seed(0)
+        return torchvision.models.resnet18(weights=None), (torch.randn(1, 3, 64, 64),), {}
+
+    spec = zoo_models.ZooSpec("resnet18", "torchvision", build)
+    entry = zoo.measure(spec)
+    _check_entry(entry, spec)
+    # Every operator of a plain CNN's eval forward has a formula under no_grad.
+    assert entry["operator_flops_no_grad"]["status"] == "complete"
+    macs = entry["conv_linear_macs"]
+    assert macs["complete"] and macs["value"] <= entry["macs"]["value"]
+
+
+@pytest.mark.slow
+def test_zoo_cli_smoke(tmp_path: Path) -> None:
+    name = "resnet18" if zoo_models.torchvision_names() else "bert"
+    out_json, out_md = tmp_path / "zoo.json", tmp_path / "zoo.md"
+    command = [sys.executable, str(ROOT / "benchmarks" / "zoo.py"), "--only", name, "--limit", "1"]
+    completed = subprocess.run(
+        [*command, "--json", str(out_json), "--markdown", str(out_md)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    assert out_md.read_text(encoding="utf-8") == completed.stdout
+    assert "| model | params | module FLOPs | MACs | DMAs |" in completed.stdout
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    assert [entry["name"] for entry in data["models"]] == [name]
+    assert data["summary"]["models"] == 1
+    assert "error" not in data["models"][0]
+
+
+def test_zoo_cli_rejects_unknown_names() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "zoo.py"), "--only", "no-such-model"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert "unknown zoo names: no-such-model" in completed.stderr
