@@ -165,6 +165,15 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
     )
     macs_ok, _ = _share(entries, lambda e: e["macs"]["status"] == "complete")
     identical, _ = _share(entries, lambda e: e["operator_flops_identical"])
+    no_grad_ok, _ = _share(entries, lambda e: e["operator_flops_no_grad"]["status"] == "complete")
+    # An incomplete model must say what is missing: any that names nothing is a defect to report.
+    unnamed = [
+        entry["name"]
+        for entry in entries
+        if "error" not in entry
+        and any(entry[name]["status"] != "complete" for name in ("macs", "operator_flops_no_grad"))
+        and not any(entry.get("missing", {}).values())
+    ]
     outliers = [
         (entry["name"], round(entry["ratio"], 3))
         for entry in entries
@@ -190,6 +199,8 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
         "operator_flops_target_met": total > 0 and op_ok >= 0.97 * total,
         "macs_complete": macs_ok,
         "macs_target_met": total > 0 and macs_ok >= 0.90 * total,
+        "operator_flops_no_grad_complete": no_grad_ok,
+        "incomplete_without_names": unnamed,
         "ratio_outliers": outliers,
         "ratio_models_compared": sum(1 for entry in entries if entry.get("ratio_complete")),
         "published_macs": published,
@@ -227,9 +238,11 @@ def markdown(entries: list[dict[str, Any]], facts: dict[str, Any], header: list[
         f"- operator FLOPs complete and identical under no_grad / inference_mode: "
         f"{facts['operator_flops_complete_and_identical']}/{total} (target ≥ 97 %: "
         f"{'met' if facts['operator_flops_target_met'] else 'missed'}); identical on "
-        f"{facts['operator_flops_identical']}/{total}",
+        f"{facts['operator_flops_identical']}/{total} (value, status and by_operator)",
         f"- module MACs complete: {facts['macs_complete']}/{total} (target ≥ 90 %: "
-        f"{'met' if facts['macs_target_met'] else 'missed'})",
+        f"{'met' if facts['macs_target_met'] else 'missed'}); incomplete models naming nothing: "
+        + (", ".join(facts["incomplete_without_names"]) or "none"),
+        f"- operator FLOPs complete under no_grad alone: {facts['operator_flops_no_grad_complete']}/{total}",
         f"- module FLOPs ÷ operator FLOPs outside 0.9–1.1 where both are complete "
         f"({facts['ratio_models_compared']} models): "
         + (", ".join(f"{name} {ratio}" for name, ratio in facts["ratio_outliers"]) or "none"),

@@ -105,6 +105,8 @@ def test_summary_counts_targets_and_outliers() -> None:
     assert facts["macs_target_met"] is False
     assert facts["ratio_outliers"] == [("b", 1.5)]
     assert facts["ratio_models_compared"] == 2
+    assert facts["operator_flops_no_grad_complete"] == 2  # a and b
+    assert facts["incomplete_without_names"] == ["b", "c"]  # incomplete, and no "missing" names at all
 
 
 def test_catalogue_covers_the_issue_architectures() -> None:
