@@ -30,7 +30,6 @@ from torchscan.formulas.operators import (
 COMPLEX = "Supplemental FLOP formulas cover real arithmetic only."
 ROUNDED = "Rounded division is not covered by the scalar arithmetic formula."
 INTERPOLATION = "Interpolation FLOPs require floating inputs."
-POWER = "Power FLOPs only cover an explicit scalar exponent of two."
 SDPA_SHAPES = (
     "CPU attention formula requires matching batches, divisible query/KV heads, Q/K widths, and K/V lengths."
 )
@@ -134,19 +133,25 @@ def check(case: Case) -> Tally:
 def test_ignored_table_has_the_exact_b6_reasons():
     reasons = Counter(IGNORED_OPERATORS.values())
     assert reasons == {
-        "Metadata-only tensor view.": 16,
+        "Metadata-only tensor view.": 17,  # B.6's 16 + detach_ (inference mode, real-models.md 2.3)
         "Data movement is excluded from FLOPs.": 30,  # 18 named + 3 reflection + 3 replication + 6 nearest
         "Tensor allocation is excluded from FLOPs.": 5,
         "Tensor creation is excluded from FLOPs.": 13,
+        # real-models.md 2.1: 22 names + tril_ and triu_; 14 names + the out-of-place normal
+        "Indexing and selection move data and are excluded from FLOPs.": 24,
+        "Random-number generation is excluded from FLOPs.": 15,
     }
     assert IGNORED_OPERATORS["aten.view"] == "Metadata-only tensor view."
     assert IGNORED_OPERATORS["aten.squeeze_"] == "Metadata-only tensor view."
     assert IGNORED_OPERATORS["aten._upsample_nearest_exact3d"] == "Data movement is excluded from FLOPs."
     assert IGNORED_OPERATORS["aten.new_empty_strided"] == "Tensor allocation is excluded from FLOPs."
     assert IGNORED_OPERATORS["aten.scalar_tensor"] == "Tensor creation is excluded from FLOPs."
-    # random numbers and backward kernels are gaps, not ignored
-    for name in ("aten.bernoulli_", "aten.normal_", "aten.uniform_", "aten.native_layer_norm_backward"):
-        assert name not in IGNORED_OPERATORS and supplemental_formula(name) is None
+    # real-models.md 2.1 amends B.6: random numbers and indexing are ignored; backward kernels stay gaps
+    for name in ("aten.bernoulli_", "aten.normal_", "aten.uniform_"):
+        assert IGNORED_OPERATORS[name] == "Random-number generation is excluded from FLOPs."
+    assert IGNORED_OPERATORS["aten.gather"] == "Indexing and selection move data and are excluded from FLOPs."
+    name = "aten.native_layer_norm_backward"
+    assert name not in IGNORED_OPERATORS and supplemental_formula(name) is None
 
 
 @pytest.mark.parametrize("table", [IGNORED_OPERATORS, SUPPLEMENTAL_FORMULAS], ids=["ignored", "formulas"])
@@ -191,8 +196,8 @@ def test_inplace_variant_shares_the_rule():
 def test_unsupported_reason_is_the_exception_text():
     x = torch.ones(2, 3)
     with pytest.raises(UnsupportedOperatorFormula) as info:
-        SUPPLEMENTAL_FORMULAS["aten.pow"]((x, 3), {}, x)
-    assert str(info.value) == "Power FLOPs only cover an explicit scalar exponent of two."
+        SUPPLEMENTAL_FORMULAS["aten.norm"]((x, 3), {}, x)
+    assert str(info.value) == "Norm FLOPs cover only orders 1, 2, and +/-infinity."
 
 
 # --- Part C through dispatch --------------------------------------------------------------------------
@@ -386,13 +391,12 @@ def _functional_cases() -> dict[str, Case]:
     return {
         # C4: addmm 2·1·3·2 = 12 (native), the weight transpose is ignored
         "C4-Linear": Case(lambda: lin34(single), 12, {"aten.addmm": 12}, ignored={"aten.t": 1}),
-        # C11: training dropout: div_ 6 + mul 6, bernoulli_ uncounted, empty_like ignored
+        # C11: training dropout: div_ 6 + mul 6; bernoulli_ ignored (real-models.md 2.1), empty_like too
         "C11-Dropout": Case(
             lambda: nn.Dropout(0.5).train()(inputs),
             12,
             {"aten.mul": 6, "aten.div_": 6},
-            uncounted=("aten.bernoulli_",),
-            ignored={"aten.empty_like": 1},
+            ignored={"aten.empty_like": 1, "aten.bernoulli_": 1},
         ),
         "C11-Dropout-p1": Case(
             lambda: nn.Dropout(1.0).train()(inputs), 6, {"aten.mul": 6}, ignored={"aten.zeros": 1}
@@ -743,8 +747,9 @@ def _dispatch_cases() -> dict[str, Case]:
     return {
         "pow-2": Case(lambda: x**2, 6),
         "pow-2.0": Case(lambda: x.pow(2.0), 6),
-        "pow-3": Case(lambda: x**3, 0, unsupported={"aten.pow": POWER}),
-        "pow-tensor-exponent": Case(lambda: 2**x, 0, unsupported={"aten.pow": POWER}),
+        # real-models.md 2.2: any exponent costs one FLOP per output element
+        "pow-3": Case(lambda: x**3, 6, {"aten.pow": 6}),
+        "pow-tensor-exponent": Case(lambda: 2**x, 6, {"aten.pow": 6}),
         "pow-int": Case(lambda: integers**3, 0, {"aten.pow": 0}),  # integer exclusion comes first
         "clamp-both": Case(lambda: x.clamp(0, 1), 12),  # 6 · 2 bounds
         "clamp-min": Case(lambda: x.clamp(min=0), 6),

@@ -10,6 +10,7 @@ attribution sink. Nothing global is modified: PyTorch's registry is read, never 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,7 +39,21 @@ ATTENTION_REASON = (
 )
 
 # Resolution kinds of one operator packet.
-CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED = range(5)
+CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED = range(6)
+_COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
+_FLOAT_MAX_INT = int(sys.float_info.max)
+
+
+def _is_composite(func: Any) -> bool:
+    """Whether ``func`` has a ``CompositeImplicitAutograd`` kernel (``OpOverload.decompose`` works).
+
+    Such overloads reach a dispatch mode only when autograd is bypassed (``torch.inference_mode``);
+    elsewhere the dispatcher decomposes them before the mode sees anything.
+    """
+    try:
+        return bool(func.has_kernel_for_dispatch_key(_COMPOSITE))
+    except (AttributeError, RuntimeError):  # not an OpOverload, or an overload without a schema
+        return False
 
 
 def native_registry() -> Mapping[Any, Callable[..., int]]:
@@ -127,6 +142,8 @@ class _Entry:
     # A direct equivalent of PyTorch's native formula (hot operators), trusted once ``checked``.
     equivalent: Callable[[tuple[Any, ...], Any], int] | None = None
     checked: bool = False
+    # ``predicate(args, kwargs)``: this call is a plain indexing write, ignored with ``reason``.
+    ignore_when: Callable[[tuple[Any, ...], Any], bool] | None = None
 
 
 def _is_pytorch_formula(formula: Callable[..., int]) -> bool:
@@ -221,15 +238,25 @@ class OperatorObserver(TorchDispatchMode):
         self.by_operator: dict[str, int] = {}
         self.by_module: dict[str, int] = {}
         self.ignored: dict[str, int] = {}
+        self.ignored_reasons: dict[str, str] = {}
         self.uncounted: dict[str, int] = {}
         self.unsupported: dict[str, str] = {}
         self.incomplete: dict[str, str] = {}
 
     def _resolve(self, func: Any) -> _Entry:
+        """Decide once per overload how its calls are counted (the decision is cached).
+
+        Precedence: caller formula > decomposition of a composite overload > PyTorch's native
+        formula > supplemental formula > ignored > pointwise fallback > uncounted. Composite overloads
+        are decomposed even when a formula exists for their packet so that ``torch.inference_mode``
+        counts exactly the operators ``torch.no_grad`` would (real-models.md 2.3).
+        """
         packet = func.overloadpacket
         name = str(packet)
         if packet in self._custom:
             entry = _Entry(name, CUSTOM, self._custom[packet])
+        elif _is_composite(func):
+            entry = _Entry(name, DECOMPOSED, None)
         elif packet in self._native:
             native = self._native[packet]
             entry = _Entry(name, NATIVE, _native_caller(native))
@@ -237,8 +264,13 @@ class OperatorObserver(TorchDispatchMode):
                 entry.equivalent = native_equivalents.EQUIVALENTS.get(name)
         elif (formula := operators.supplemental_formula(name)) is not None:
             entry = _Entry(name, SUPPLEMENTAL, formula)
-        elif name in operators.IGNORED_OPERATORS:
-            entry = _Entry(name, IGNORED, None, operators.IGNORED_OPERATORS[name])
+            predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(name)
+            if predicate is not None:
+                entry.ignore_when, entry.reason = predicate, operators.INDEXING_REASON
+        elif (reason := operators.ignored_reason(name)) is not None:
+            entry = _Entry(name, IGNORED, None, reason)
+        elif torch.Tag.pointwise in getattr(func, "tags", ()):
+            entry = _Entry(name, SUPPLEMENTAL, operators.pointwise_fallback())
         else:
             entry = _Entry(name, UNCOUNTED, None)
         self._entries[func] = entry
@@ -248,13 +280,22 @@ class OperatorObserver(TorchDispatchMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
         if self.suspended:
-            return out
+            return func(*args, **kwargs)
         entry = self._entries.get(func) or self._resolve(func)
-        flops, complete = self._count(entry, args, kwargs, out)
+        if entry.kind == DECOMPOSED:
+            # Re-entering the mode observes every part as an ordinary dispatched operator (counted,
+            # attributed to the sink and listed in by_operator under its own name); the composite
+            # itself is never reported.
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+            entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
+        out = func(*args, **kwargs)
+        flops, complete, ignored = self._count(entry, args, kwargs, out)
         if self.sink is not None:
-            self.sink.on_operator(entry.name, flops, complete, entry.kind == IGNORED)
+            self.sink.on_operator(entry.name, flops, complete, ignored)
         if flops and self.module_labels is not None:
             for label in set(self.module_labels.parents):
                 self.by_module[label] = self.by_module.get(label, 0) + flops
@@ -262,22 +303,24 @@ class OperatorObserver(TorchDispatchMode):
 
     def _count(
         self, entry: _Entry, args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
-    ) -> tuple[int, bool]:
-        """Count one call; returns ``(flops, complete)`` and records diagnostics state."""
+    ) -> tuple[int, bool, bool]:
+        """Count one call; returns ``(flops, complete, ignored)`` and records diagnostics state."""
         name, kind = entry.name, entry.kind
-        if kind == IGNORED:
+        if kind == IGNORED or (entry.ignore_when is not None and entry.ignore_when(args, kwargs)):
             self.ignored[name] = self.ignored.get(name, 0) + 1
-            return 0, True
+            if name not in self.ignored_reasons:
+                self.ignored_reasons[name] = entry.reason or ""
+            return 0, True, True
         if kind == UNCOUNTED:
             self.uncounted[name] = self.uncounted.get(name, 0) + 1
-            return 0, False
+            return 0, False, False
         formula = entry.formula
         assert formula is not None
         if kind == CUSTOM:
-            return self._count_custom(name, formula, args, kwargs, out)
+            return (*self._count_custom(name, formula, args, kwargs, out), False)
         if _layout_unsupported(args, kwargs):
             self.unsupported.setdefault(name, LAYOUT_REASON)
-            return 0, False
+            return 0, False, False
         if kind == NATIVE:
             try:
                 flops = _native_count(entry, formula, args, kwargs, out)
@@ -285,22 +328,22 @@ class OperatorObserver(TorchDispatchMode):
                 self.unsupported.setdefault(
                     name, f"PyTorch's native formula failed on this call: {error_text(error)}"
                 )
-                return 0, False
+                return 0, False, False
             self.by_operator[name] = self.by_operator.get(name, 0) + flops
             if "attention" in name:
                 self.incomplete.setdefault(name, ATTENTION_REASON)
-                return flops, False
+                return flops, False, False
             if _has_complex(args, kwargs, out):
                 self.incomplete.setdefault(name, COMPLEX_REASON)
-                return flops, False
-            return flops, True
+                return flops, False, False
+            return flops, True, False
         try:
             flops = int(formula(args, kwargs, out))
         except operators.UnsupportedOperatorFormula as error:
             self.unsupported.setdefault(name, str(error))
-            return 0, False
+            return 0, False, False
         self.by_operator[name] = self.by_operator.get(name, 0) + flops
-        return flops, True
+        return flops, True, False
 
     def _count_custom(
         self,
@@ -316,6 +359,12 @@ class OperatorObserver(TorchDispatchMode):
             value = formula(*args, **kwargs, out_val=out)
         except Exception as error:  # a caller bug must not crash the analysis
             self.unsupported.setdefault(name, f"Caller formula for {name} raised {error_text(error)}")
+            return 0, False
+        if type(value) is int and value > _FLOAT_MAX_INT:
+            # math.isfinite would raise OverflowError, and a report number must fit a float
+            self.unsupported.setdefault(
+                name, f"Caller formula for {name} returned an int beyond the float range."
+            )
             return 0, False
         if (
             isinstance(value, bool)
@@ -379,7 +428,7 @@ class OperatorObserver(TorchDispatchMode):
             "by_module": {k: v for k, v in sorted(self.by_module.items()) if k != "Global"},
             "by_operator": dict(sorted(self.by_operator.items())),
             "ignored_operators": {
-                name: {"calls": calls, "reason": operators.IGNORED_OPERATORS[name]}
+                name: {"calls": calls, "reason": self.ignored_reasons[name]}
                 for name, calls in sorted(self.ignored.items())
             },
             "diagnostics": diagnostics,

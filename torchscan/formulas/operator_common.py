@@ -71,9 +71,9 @@ COMPLEX_REASON = "Supplemental FLOP formulas cover real arithmetic only."
 ROUNDED_DIVISION_REASON = "Rounded division is not covered by the scalar arithmetic formula."
 INTERPOLATION_REASON = "Interpolation FLOPs require floating inputs."
 
-DtypeRule = Callable[[tuple, dict], bool]
-"""``rule(args, kwargs)``: True to count the call, False for an integer/boolean call that counts 0;
-raises :class:`UnsupportedOperatorFormula` for complex values."""
+DtypeRule = Callable[[tuple, dict, object], bool]
+"""``rule(args, kwargs, out)``: True to count the call, False for an integer/boolean call that counts
+0; raises :class:`UnsupportedOperatorFormula` for complex values."""
 
 
 _FLOATING, _COMPLEX = 1, 2
@@ -109,18 +109,23 @@ def _counts(values: tuple) -> bool:
     return bool(kinds & _FLOATING)
 
 
-def involves_floating(args: tuple, kwargs: dict) -> bool:
-    """B.7.1 default: any floating tensor argument (``out=`` buffers included), scalar or dtype."""
+def involves_floating(args: tuple, kwargs: dict, out: object = None) -> bool:
+    """Input rule (comparisons, ``all``/``any``): any floating tensor argument, scalar or dtype."""
     return _counts((args, kwargs))
 
 
-def promotes_integers(args: tuple, kwargs: dict) -> bool:
-    """``exp``/``sqrt``/``rsqrt`` always count: integers are promoted to floating results."""
-    _counts((args, kwargs))
-    return True
+def floating_result(args: tuple, kwargs: dict, out: object) -> bool:
+    """Default rule (real-models.md 2.2): the call counts unless its **result** is integer/boolean.
+
+    ``sigmoid`` of an int tensor produces floating values and counts; ``int64 + 1`` does not. A call
+    without a tensor result falls back to the input rule. Complex inputs or results raise (B.7.2).
+    """
+    floating = _counts((args, kwargs, out))
+    result = first_tensor(out)
+    return floating if result is None else result.dtype.is_floating_point
 
 
-def true_division(args: tuple, kwargs: dict) -> bool:
+def true_division(args: tuple, kwargs: dict, out: object = None) -> bool:
     """``div`` counts always (promotion) unless rounded: integer rounding counts 0, floating raises."""
     floating = _counts((args, kwargs))
     if kwargs.get("rounding_mode") is None:
@@ -130,17 +135,17 @@ def true_division(args: tuple, kwargs: dict) -> bool:
     return False
 
 
-def filled_tensor(args: tuple, kwargs: dict) -> bool:
+def filled_tensor(args: tuple, kwargs: dict, out: object = None) -> bool:
     """``masked_fill``: only the filled tensor's dtype decides (not the mask, value or buffer)."""
     return _counts((args[0],))
 
 
-def tensor_operands(args: tuple, kwargs: dict) -> bool:
+def tensor_operands(args: tuple, kwargs: dict, out: object = None) -> bool:
     """``addcmul``/``addcdiv``: the three tensor operands decide; coefficient and buffer do not."""
     return _counts(tuple(args[:3]))
 
 
-def reduction_dtype(args: tuple, kwargs: dict) -> bool:
+def reduction_dtype(args: tuple, kwargs: dict, out: object = None) -> bool:
     """``sum``/``mean``: requested ``dtype``, else the ``out`` buffer's dtype, else the input's."""
     dtype = kwargs.get("dtype")
     if dtype is None:
@@ -149,7 +154,7 @@ def reduction_dtype(args: tuple, kwargs: dict) -> bool:
     return _counts((dtype,))
 
 
-def floating_input(args: tuple, kwargs: dict) -> bool:
+def floating_input(args: tuple, kwargs: dict, out: object = None) -> bool:
     """Interpolation weights are real: a non-floating input is unsupported rather than free."""
     if not _counts((args[0],)):
         raise UnsupportedOperatorFormula(INTERPOLATION_REASON)

@@ -29,8 +29,8 @@ from torchscan.formulas.operator_common import (
     filled_tensor,
     first_tensor,
     floating_input,
+    floating_result,
     involves_floating,
-    promotes_integers,
     reduction_dtype,
     tensor_operands,
     true_division,
@@ -38,9 +38,12 @@ from torchscan.formulas.operator_common import (
 
 __all__ = [
     "IGNORED_OPERATORS",
+    "IGNORED_UNLESS_ACCUMULATING",
     "SUPPLEMENTAL_FORMULAS",
     "OperatorFormula",
     "UnsupportedOperatorFormula",
+    "ignored_reason",
+    "pointwise_fallback",
     "supplemental_formula",
 ]
 
@@ -50,11 +53,15 @@ _VIEW = "Metadata-only tensor view."
 _MOVE = "Data movement is excluded from FLOPs."
 _ALLOCATE = "Tensor allocation is excluded from FLOPs."
 _CREATE = "Tensor creation is excluded from FLOPs."
+INDEXING_REASON = "Indexing and selection move data and are excluded from FLOPs."
+RANDOM_REASON = "Random-number generation is excluded from FLOPs."
+PROFILER_REASON = "Profiler bookkeeping is excluded from FLOPs."
 
 _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
     _VIEW: (
-        "_unsafe_view", "alias", "as_strided", "detach", "expand", "narrow", "permute", "select",
-        "slice", "squeeze", "squeeze_", "t", "transpose", "unbind", "unsqueeze", "view",
+        # detach_ (the in-place detach) reaches the observer under inference mode (real-models.md 2.3)
+        "_unsafe_view", "alias", "as_strided", "detach", "detach_", "expand", "narrow", "permute",
+        "select", "slice", "squeeze", "squeeze_", "t", "transpose", "unbind", "unsqueeze", "view",
     ),
     _MOVE: (
         "_to_copy", "cat", "clone", "contiguous", "copy_", "split", "split_with_sizes", "to", "fill_",
@@ -70,14 +77,54 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "full", "full_like", "lift_fresh", "lift_fresh_copy", "ones", "ones_like", "scalar_tensor",
         "zeros", "zeros_like", "arange", "new_zeros", "new_ones", "new_full",
     ),
+    # real-models.md 2.1 (index_put and scatter are conditional: IGNORED_UNLESS_ACCUMULATING)
+    INDEXING_REASON: (
+        "gather", "index", "index_select", "take", "take_along_dim", "stack", "hstack", "vstack",
+        "tril", "tril_", "triu", "triu_", "flip", "roll", "repeat", "repeat_interleave",
+        "masked_select", "nonzero", "diagonal", "diag_embed", "unfold", "slice_scatter",
+        "select_scatter", "diagonal_scatter",
+    ),
+    RANDOM_REASON: (
+        "bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "exponential_", "random_", "rand",
+        "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "multinomial",
+    ),
 }  # fmt: skip
 
 IGNORED_OPERATORS: dict[str, str] = {
     f"aten.{name}": reason for reason, names in _IGNORED_BY_REASON.items() for name in names
 }
-"""Normalized packet name -> the exact B.6 reason. Ignored is not uncounted: it never makes a total
-partial. Random-number kernels, gathers other than ``embedding`` and backward kernels are absent on
-purpose (without a formula they are uncounted gaps)."""
+"""Normalized packet name -> the exact B.6 / real-models.md 2.1 reason. Ignored is not uncounted: it
+never makes a total partial. Backward kernels are absent on purpose (without a formula they are
+uncounted gaps); arithmetic applying random values (dropout's ``mul``) keeps its own row."""
+
+
+def _plain_index_put(args: tuple, kwargs: dict) -> bool:
+    """``index_put(self, indices, values, accumulate=False)``: a plain write moves data only."""
+    return not arg(args, kwargs, 3, "accumulate", False)
+
+
+def _plain_scatter(args: tuple, kwargs: dict) -> bool:
+    """``scatter`` overloads without ``reduce`` write values; with a reduction they combine them."""
+    return kwargs.get("reduce", args[4] if len(args) > 4 else None) is None
+
+
+IGNORED_UNLESS_ACCUMULATING: dict[str, Callable[[tuple, dict], bool]] = {
+    "aten.index_put": _plain_index_put,
+    "aten.index_put_": _plain_index_put,
+    "aten.scatter": _plain_scatter,
+    "aten.scatter_": _plain_scatter,
+}
+"""Packets ignored with the indexing reason when ``predicate(args, kwargs)`` holds; other calls are
+counted by their supplemental formula (accumulation and reduction are arithmetic)."""
+
+
+def ignored_reason(packet_name: str) -> str | None:
+    """The exact reason a packet is always ignored, or ``None`` (profiler ops included by namespace)."""
+    reason = IGNORED_OPERATORS.get(packet_name)
+    if reason is None and packet_name.startswith("profiler."):
+        return PROFILER_REASON
+    return reason
+
 
 # --- registration --------------------------------------------------------------------------------
 
@@ -93,9 +140,7 @@ def _packet_names(name: str) -> Iterator[str]:
         yield f"aten.{name}_"
 
 
-def _register(
-    *names: str, rule: DtypeRule = involves_floating
-) -> Callable[[OperatorFormula], OperatorFormula]:
+def _register(*names: str, rule: DtypeRule = floating_result) -> Callable[[OperatorFormula], OperatorFormula]:
     """Register a shape formula under ``names`` (and their in-place variants), guarded by ``rule``.
 
     Raises ``TypeError`` for a name that is not a bare operator name and ``ValueError`` for a packet
@@ -112,7 +157,7 @@ def _register(
     def decorate(formula: OperatorFormula) -> OperatorFormula:
         @functools.wraps(formula)
         def guarded(args: tuple, kwargs: dict, out: object) -> int:
-            return int(formula(args, kwargs, out)) if rule(args, kwargs) else 0
+            return int(formula(args, kwargs, out)) if rule(args, kwargs, out) else 0
 
         for key in keys:
             SUPPLEMENTAL_FORMULAS[key] = guarded
@@ -154,8 +199,10 @@ def _per_input(cost: int) -> OperatorFormula:
 _OUTPUT_COSTS: dict[int, tuple[str, ...]] = {
     1: (
         "mul", "neg", "relu", "abs", "sin", "cos", "log", "reciprocal", "where", "clamp_min",
-        "clamp_max", "maximum", "minimum", "eq", "ne", "ge", "gt", "le", "lt",
+        "clamp_max", "maximum", "minimum", "exp", "sqrt", "rsqrt", "pow", "float_power", "ceil",
+        "floor", "round", "trunc", "frac", "sign", "sgn",
     ),
+    3: ("lerp",),  # difference, product, add per output element
     4: ("sigmoid",),
     5: ("silu", "glu"),  # glu: sigmoid of one half (4) and a product, per output element
     6: ("tanh",),
@@ -172,12 +219,13 @@ for _cost, _names in _OUTPUT_COSTS.items():
     _register(*_names)(_per_output(_cost))
 for _cost, _names in _INPUT_COSTS.items():
     _register(*_names)(_per_input(_cost))
-_register("exp", "sqrt", "rsqrt", rule=promotes_integers)(_per_output(1))
+# comparisons produce booleans: their floating inputs decide (B.8 keeps their rows)
+_register("eq", "ne", "ge", "gt", "le", "lt", rule=involves_floating)(_per_output(1))
 _register("div", rule=true_division)(_per_output(1))
 _register("masked_fill", rule=filled_tensor)(_per_output(1))
 
 
-@_register("add", "sub")
+@_register("add", "sub", "rsub")
 def _add_sub(args: tuple, kwargs: dict, out: object) -> int:
     """``out · (1 + [alpha ≠ 1])``: the scaled operand costs one multiply per element."""
     return elements(out) * (1 + (arg(args, kwargs, 2, "alpha", 1) != 1))
@@ -194,15 +242,6 @@ def _clamp(args: tuple, kwargs: dict, out: object) -> int:
     """``out · ([min given] + [max given])``: one comparison per bound."""
     bounds = (arg(args, kwargs, 1, "min"), arg(args, kwargs, 2, "max"))
     return elements(out) * sum(bound is not None for bound in bounds)
-
-
-@_register("pow")
-def _pow(args: tuple, kwargs: dict, out: object) -> int:
-    """``out`` for an explicit scalar exponent of two (one multiply); other exponents unsupported."""
-    exponent = arg(args, kwargs, 1, "exponent")
-    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) and exponent == 2:
-        return elements(out)
-    raise UnsupportedOperatorFormula("Power FLOPs only cover an explicit scalar exponent of two.")
 
 
 @_register("gelu")
@@ -230,6 +269,47 @@ def _rrelu(args: tuple, kwargs: dict, out: object) -> int:
     return 4 * elements(args[0])
 
 
+# --- real-models.md 2.1: indexing that accumulates -----------------------------------------------
+
+
+@_register("index_put")
+def _index_put(args: tuple, kwargs: dict, out: object) -> int:
+    """``accumulate=True``: one add per indexed position, ``prod(broadcast(index shapes)) · trailing``.
+
+    Plain writes never reach this formula (they are ignored). Boolean masks and ``None`` entries make
+    the position count depend on tensor values or on advanced-indexing layout, so they are unsupported.
+    """
+    self, indices = args[0], list(args[1])
+    if not indices or any(
+        not isinstance(index, torch.Tensor) or index.dtype in (torch.bool, torch.uint8) for index in indices
+    ):
+        raise UnsupportedOperatorFormula(
+            "Accumulating index_put FLOPs cover integer index tensors without None entries only."
+        )
+    positions = math.prod(torch.broadcast_shapes(*(index.shape for index in indices)))
+    return positions * math.prod(self.shape[len(indices) :])
+
+
+@_register("scatter", "scatter_add", "scatter_reduce")
+def _scatter_combine(args: tuple, kwargs: dict, out: object) -> int:
+    """One combine per scattered element (``index`` elements); a ``mean`` reduction adds ``out``."""
+    reduce = kwargs.get("reduce", args[4] if len(args) > 4 else None)
+    return elements(args[2]) + (elements(out) if reduce == "mean" else 0)
+
+
+_POINTWISE = functools.wraps(_per_output(1))(
+    lambda args, kwargs, out: elements(out) if floating_result(args, kwargs, out) else 0
+)
+
+
+def pointwise_fallback() -> OperatorFormula:
+    """real-models.md 2.2: an unlisted ``torch.Tag.pointwise`` overload counts ``out`` FLOPs.
+
+    The result rule applies: an integer or boolean result counts 0, a complex value is unsupported.
+    """
+    return _POINTWISE
+
+
 # --- B.8: reductions, scans, norms, vector products ----------------------------------------------
 
 
@@ -239,7 +319,7 @@ def _sum(args: tuple, kwargs: dict, out: object) -> int:
     return max(elements(args[0]) - elements(out), 0)
 
 
-_register("all", "any")(_sum)
+_register("all", "any", rule=involves_floating)(_sum)
 
 
 @_register("mean", rule=reduction_dtype)
