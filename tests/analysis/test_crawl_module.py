@@ -48,8 +48,8 @@ def test_context_and_inputs():
     assert report["inputs"]["args"][0]["shape"] == [1, 4]
 
 
-def test_functional_work_in_composite_makes_totals_partial():
-    # analysis.md 10.3 / C14: lin(x) + x on (1, 4).
+def test_functional_work_in_composite_is_estimated_by_functional_formulas():
+    # analysis.md 10.3 / C14 as amended by real-models.md 1: lin(x) + x on (1, 4).
     class Residual(nn.Module):
         def __init__(self):
             super().__init__()
@@ -58,26 +58,26 @@ def test_functional_work_in_composite_makes_totals_partial():
         def forward(self, x):
             return self.lin(x) + x
 
-    report = crawl_module(Residual(), args=(torch.ones(1, 4),))
+    report = crawl_module(Residual(), args=(torch.ones(1, 4),), strict=True)
     lin = _layer(report, "lin")
     assert lin["metrics"]["module_flops"]["value"] == 32
     assert lin["metrics"]["macs"]["value"] == 16
     assert lin["metrics"]["dmas"]["value"] == 28
     root = _layer(report, "")
-    for name in ("module_flops", "macs", "dmas"):
-        assert root["metrics"][name]["status"] == "unavailable"
-    diags = [d for d in report["diagnostics"] if d["code"] == "unestimated_functional_work"]
-    assert len(diags) == 1 and diags[0]["path"] == "" and "aten.add" in diags[0]["message"]
+    # The residual add: 4 outputs -> 4 FLOPs, 0 MACs, 4 + 4 reads + 4 writes = 12 DMAs.
+    assert [root["metrics"][n]["value"] for n in ("module_flops", "macs", "dmas")] == [4, 0, 12]
+    assert all(root["metrics"][n]["method"] == "torchscan_module_formula" for n in ("module_flops", "macs"))
+    assert not [d for d in report["diagnostics"] if d["code"] == "unestimated_functional_work"]
     assert report["totals"]["module_flops"] == {
-        "status": "partial",
-        "value": None,
-        "known_value": 32,
+        "status": "complete",
+        "value": 36,
+        "known_value": 36,
         "unit": "FLOPs",
         "scope": "forward",
         "method": "torchscan_module_formula",
     }
-    assert report["totals"]["macs"]["known_value"] == 16
-    assert report["totals"]["dmas"]["known_value"] == 28
+    assert report["totals"]["macs"]["value"] == 16
+    assert report["totals"]["dmas"]["value"] == 40  # 28 + 12
     op = report["operator_flops"]
     assert op["total"]["status"] == "complete" and op["total"]["value"] == 36
     assert op["by_operator"] == {"aten.add": 4, "aten.addmm": 32}

@@ -1,4 +1,4 @@
-"""Records -> :class:`AnalysisReport`: layers, totals, functional-work rule and strict mode."""
+"""Records -> :class:`AnalysisReport`: layers, totals, functional formulas and strict mode."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ from torchscan._version import __version__
 from torchscan.analysis.estimate import field_result
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.analysis.inputs import qualified_name
+from torchscan.formulas import functional
+from torchscan.formulas.functional import OperatorCall
 from torchscan.report.diagnostics import deduplicate, diagnostic
 from torchscan.report.schema import (
     COMPUTE_FIELDS,
+    ESTIMATE_FIELDS,
     FIELD_UNITS,
     MODULE_FORMULA_METHOD,
     NOT_REQUESTED,
@@ -51,29 +54,82 @@ def _operator_result(status_complete: bool, known: int) -> MetricResult:
     )
 
 
-def apply_functional_work_rule(records: list[CallRecord]) -> None:
-    """analysis.md 6.3: a composite call that ran unestimated operators in its own frame."""
+_METRIC_INDEX = {"module_flops": 0, "macs": 1, "dmas": 2}
+
+
+def _functional_estimates(
+    ops: list[OperatorCall], cache: dict[OperatorCall, functional.Estimate]
+) -> tuple[list[int | None], dict[str, int]]:
+    """Sum the functional estimates of one frame's operators (equal calls are estimated once).
+
+    Returns the three sums (``None`` where some operator is unestimated) and the unestimated
+    operators with their call counts.
+    """
+    sums: list[int | None] = [0, 0, 0]
+    missing: dict[str, int] = {}
+    for op in ops:
+        try:
+            estimate = cache.get(op)
+        except TypeError:  # an unhashable scalar argument: estimate without caching
+            estimate = functional.estimate_call(op)
+        else:
+            if estimate is None:
+                estimate = cache[op] = functional.estimate_call(op)
+        gap = False
+        for index, value in enumerate(estimate):
+            if value is None:
+                sums[index] = None
+                gap = True
+            elif sums[index] is not None:
+                sums[index] += value  # type: ignore[operator]
+        if gap:
+            missing[op.name] = missing.get(op.name, 0) + 1
+    return sums, missing
+
+
+def apply_functional_formulas(records: list[CallRecord]) -> None:
+    """real-models.md 1: estimate work no module formula covers from the operators that did it.
+
+    Two kinds of frames: a composite call's own frame (operators outside any child call) and a leaf
+    call without a module formula. Fields the call estimated itself (a handler) or that an ancestor
+    owns are left alone; only an operator without a functional formula leaves a field unavailable.
+    """
+    cache: dict[OperatorCall, functional.Estimate] = {}
     for record in records:
-        if not record.functional or record.covers_own_frame or record.failed:
+        if record.covers_own_frame or record.failed or (not record.is_leaf and not record.ops):
             continue
-        # Fields this call estimates itself (a handler's module_call or subtree value) or that an
-        # ancestor owns already cover the work in its frame; only the others become unavailable.
         owners = record.metric_owners or {}
-        missing = [name for name in COMPUTE_FIELDS if name not in record.metrics and name not in owners]
-        if not missing:
+        fields = [name for name in COMPUTE_FIELDS if name not in record.metrics and name not in owners]
+        if not fields:
             continue
-        for name in missing:
-            record.metrics[name] = field_result(name, "unavailable")
-        listing = ", ".join(f"{op} ({calls} call(s))" for op, calls in sorted(record.functional.items()))
-        record.diagnostics.append(
-            diagnostic(
-                "unestimated_functional_work",
-                f"{record.type_name} ran operators directly in its own forward that no module formula "
-                f"estimates: {listing}.",
-                metric=missing[0],
-                path=record.path,
+        sums, missing = _functional_estimates(record.ops or [], cache)
+        unavailable = []
+        for name in fields:
+            value = sums[_METRIC_INDEX[name]]
+            if value is None:
+                unavailable.append(name)
+                record.metrics[name] = field_result(name, "unavailable")
+            else:
+                record.metrics[name] = field_result(name, "complete", value)
+        # Estimates first, in canonical order, whatever path filled them (report order).
+        metrics = record.metrics
+        record.metrics = {
+            "calls": metrics.pop("calls"),
+            **{n: metrics.pop(n) for n in ESTIMATE_FIELDS if n in metrics},
+        }
+        record.metrics.update(metrics)
+        if unavailable:
+            listing = ", ".join(f"{op} ({calls} call(s))" for op, calls in sorted(missing.items()))
+            where = "in its own forward" if not record.is_leaf else "inside it (it has no module formula)"
+            record.diagnostics.append(
+                diagnostic(
+                    "unestimated_functional_work",
+                    f"{record.type_name} ran operators {where} that no functional formula "
+                    f"estimates: {listing}.",
+                    metric=unavailable[0],
+                    path=record.path,
+                )
             )
-        )
 
 
 def _layer(record: CallRecord, root_name: str) -> LayerReport:
@@ -206,7 +262,7 @@ def build_report(
     records = recorder.records
     full = mode == "full"
     if full:
-        apply_functional_work_rule(records)
+        apply_functional_formulas(records)
     root_name = type(module).__name__.lower()
     layers = [_layer(record, root_name) for record in records]
     totals, devices, dtypes = storage_totals(recorder.infos)

@@ -103,7 +103,18 @@ def _wrap_caller_formula(formula: Callable[..., int]) -> Callable[..., int]:
 class AttributionSink(Protocol):
     """Receives each counted operator for per-call attribution (the hook recorder implements it)."""
 
-    def on_operator(self, name: str, flops: int, complete: bool, ignored: bool) -> None: ...
+    def on_operator(
+        self,
+        name: str,
+        flops: int,
+        complete: bool,
+        ignored: bool,
+        kind: int,
+        args: tuple[Any, ...],
+        kwargs: Any,
+        out: Any,
+    ) -> None:
+        """One counted call; ``kind``/``args``/``kwargs``/``out`` feed functional formulas."""
 
 
 def _shapes(value: Any) -> Any:
@@ -295,7 +306,7 @@ class OperatorObserver(TorchDispatchMode):
         out = func(*args, **kwargs)
         flops, complete, ignored = self._count(entry, args, kwargs, out)
         if self.sink is not None:
-            self.sink.on_operator(entry.name, flops, complete, ignored)
+            self.sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
             for label in set(self.module_labels.parents):
                 self.by_module[label] = self.by_module.get(label, 0) + flops

@@ -210,6 +210,8 @@ def _evaluate(
 
 def _record_compute(record: CallRecord, module: nn.Module, name: str, outcome: _Outcome) -> None:
     path = record.path
+    if outcome.not_recognised and not record.covers_own_frame:
+        return  # no module formula: functional formulas estimate its operators at build time
     if outcome.not_recognised:
         record.metrics[name] = field_result(name, "partial", 0)
         record.diagnostics.append(

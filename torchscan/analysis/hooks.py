@@ -10,15 +10,19 @@ Records hold metadata only; tensors are released as the forward proceeds.
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from torch import nn
+from torch.nn.modules import module as module_globals
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
 from torchscan.analysis.inputs import FAILED, describe
+from torchscan.formulas import registry
+from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
 from torchscan.report.schema import (
     BufferStats,
     CallIO,
@@ -58,9 +62,11 @@ class CallRecord:
     # Operator attribution (full mode): FLOPs dispatched directly in this call's own frame.
     op_self: int = 0
     op_self_complete: bool = True
-    # Non-ignored operators run in this frame by a call whose estimates do not cover its frame.
-    functional: dict[str, int] | None = None
-    # True when this call's estimates cover work in its own frame (leaf formulas, handlers).
+    # Operators run in this frame by a call whose estimates do not cover its frame: metadata only
+    # (shapes, dtypes, scalar arguments), estimated by functional formulas at build time.
+    ops: list[OperatorCall] | None = None
+    # True when this call's estimates cover work in its own frame (leaf formulas, handlers); a leaf
+    # without a module formula does not, so its operators are recorded (real-models.md 1 (b)).
     covers_own_frame: bool = False
     # Extension fields (extensions-and-transformers.md 7, 16); None when absent.
     metric_ownership: dict[str, str] | None = None
@@ -86,6 +92,34 @@ def _own_tensors(module: nn.Module) -> tuple[tuple[nn.Parameter, ...], tuple[Any
     )
 
 
+def walk_modules(root: nn.Module) -> list[tuple[str, nn.Module]]:
+    """``root.named_modules()`` in the same order, without recursion.
+
+    PyTorch's walk recurses once per nesting level, so a model nested ~1,000 modules deep raised
+    ``RecursionError`` before its forward even ran. Pre-order with an explicit stack; a module
+    reachable twice keeps its first path (``remove_duplicate=True``), compared by identity so a
+    module overriding ``__eq__``/``__hash__`` is still walked once.
+    """
+    walked: list[tuple[str, nn.Module]] = []
+    seen: set[int] = set()
+    stack: list[tuple[str, nn.Module]] = [("", root)]
+    while stack:
+        path, module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        walked.append((path, module))
+        prefix = f"{path}." if path else ""
+        children = [(prefix + name, child) for name, child in module._modules.items() if child is not None]
+        stack.extend(reversed(children))
+    return walked
+
+
+def nesting_depth(paths: Iterable[str]) -> int:
+    """The deepest module's nesting level (the root is 0), from dotted module paths."""
+    return max((path.count(".") + 1 for path in paths if path), default=0)
+
+
 @dataclass(slots=True)
 class ModuleInfo:
     """What the recorder knows about one module of the model, computed once before the forward."""
@@ -96,6 +130,8 @@ class ModuleInfo:
     is_leaf: bool
     params: tuple[nn.Parameter, ...]
     buffers: tuple[Any, ...]
+    # A leaf whose type has a module FLOPs formula covers its own frame's work.
+    has_formula: bool = True
 
 
 class CallRecorder:
@@ -104,8 +140,9 @@ class CallRecorder:
     Global hooks cost O(1) to install and remove however deep the model is; calls of modules that
     are not part of ``root`` are ignored (their operators count towards the enclosing call). The
     post-hook is registered with ``always_call``: PyTorch then invokes it from its exception handler
-    with three arguments instead of four, which is how a call that raised is recognised.
-    Remove with :meth:`remove`.
+    with three arguments instead of four, which is how a call that raised is recognised. Only calls
+    made in the thread that installed the hooks are recorded: global hooks also fire for other
+    threads' forwards, which belong to no report of this one. Remove with :meth:`remove`.
     """
 
     def __init__(
@@ -131,16 +168,21 @@ class CallRecorder:
         self._handles: list[RemovableHandle] = []
         self.modules: list[nn.Module] = []
         self._info: dict[int, ModuleInfo] = {}
+        formula_of: dict[type, bool] = {}
         for path, module in root.named_modules(remove_duplicate=True):
             self.modules.append(module)
             params, buffers = _own_tensors(module)
+            cls = type(module)
+            if cls not in formula_of:
+                formula_of[cls] = registry.flops.lookup(cls) is not None
             self._info[id(module)] = ModuleInfo(
                 path=path,
                 depth=path.count(".") + 1 if path else 0,
-                type_name=type(module).__name__,
+                type_name=cls.__name__,
                 is_leaf=not any(child is not None for child in module._modules.values()),
                 params=params,
                 buffers=buffers,
+                has_formula=formula_of[cls],
             )
 
     @property
@@ -150,6 +192,7 @@ class CallRecorder:
 
     def install(self) -> None:
         """Install the two global hooks (call :meth:`remove` in a ``finally``)."""
+        self._thread = threading.get_ident()
         self._handles.append(register_module_forward_pre_hook(self._pre_hook))
         self._handles.append(
             register_module_forward_hook(self._post_hook, with_kwargs=True, always_call=True)
@@ -159,15 +202,18 @@ class CallRecorder:
         """Remove every hook this recorder installed (safe to call more than once)."""
         for handle in self._handles:
             handle.remove()
+            # PyTorch's handle of a ``with_kwargs`` global forward hook does not remove its entry of
+            # ``_global_forward_hooks_with_kwargs``: without this every analysis leaked one entry.
+            module_globals._global_forward_hooks_with_kwargs.pop(handle.id, None)
         self._handles.clear()
 
     def _pre_hook(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         info = self._info.get(id(module))
-        if info is not None:
+        if info is not None and threading.get_ident() == self._thread:
             self.enter(module, info, args)
 
     def _post_hook(self, module: nn.Module, args: tuple[Any, ...], *rest: Any) -> None:
-        if id(module) not in self._info or not self.stack:
+        if id(module) not in self._info or not self.stack or threading.get_ident() != self._thread:
             return
         if len(rest) == 2:
             self.exit(module, args, rest[0], rest[1])
@@ -231,7 +277,7 @@ class CallRecorder:
             input={"args": [describe(a) for a in args], "kwargs": {}},
             parameters=parameters,
             buffers=buffer_stats,
-            covers_own_frame=info.is_leaf,
+            covers_own_frame=info.is_leaf and info.has_formula,
         )
         self.stack.append(len(self.records))
         self.records.append(record)
@@ -269,8 +315,22 @@ class CallRecorder:
 
     # --- operator attribution (AttributionSink) ------------------------------------------------
 
-    def on_operator(self, name: str, flops: int, complete: bool, ignored: bool) -> None:
-        """Attribute one dispatched operator to the innermost active call."""
+    def on_operator(
+        self,
+        name: str,
+        flops: int,
+        complete: bool,
+        ignored: bool,
+        kind: int = -1,
+        args: tuple[Any, ...] = (),
+        kwargs: Any = None,
+        out: Any = None,
+    ) -> None:
+        """Attribute one dispatched operator to the innermost active call.
+
+        Only a frame that no estimate covers keeps the call's metadata for its functional formula;
+        operators whose functional estimate is always 0 (views, allocation) are not kept.
+        """
         if not self.stack:
             self.outside += flops
             self.outside_complete = self.outside_complete and complete
@@ -281,12 +341,12 @@ class CallRecorder:
         record.op_self += flops
         if not complete:
             record.op_self_complete = False
-        if not ignored and not record.covers_own_frame:
-            functional = record.functional
-            if functional is None:
-                record.functional = {name: 1}
+        if not record.covers_own_frame and name not in ZERO_COST:
+            call = capture(name, kind, flops, complete, ignored, args, kwargs, out)
+            if record.ops is None:
+                record.ops = [call]
             else:
-                functional[name] = functional.get(name, 0) + 1
+                record.ops.append(call)
 
 
 _SIGNATURES: dict[type, inspect.Signature | None] = {}

@@ -1,0 +1,449 @@
+"""Functional formulas (real-models.md §1): dispatched operators estimated as their module counterparts.
+
+An operator run in a composite module's own frame, or inside a leaf that has no module formula, is
+estimated exactly as the Part-A module it is equivalent to: the formula builds that module on the
+``meta`` device and runs the *registered* Part-A formulas on meta tensors of the observed shapes, so
+the module and functional paths can never drift. Families without a module (pointwise arithmetic,
+reductions, copies, indexing) follow the §1 table directly.
+
+The dispatch callback only stores :func:`capture` (shapes, dtypes, scalar arguments; never values);
+:func:`estimate_call` runs at report-build time. Each metric is ``int`` or ``None`` (unestimated).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from torchscan.formulas import operators, registry
+
+# Operator kinds as the observer resolves them (torchscan.analysis.dispatch; duplicated as plain ints
+# so formulas never import the analysis layer).
+CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED = range(5)
+
+
+class TensorMeta(NamedTuple):
+    """What a functional formula may know about one tensor operand: its shape and dtype."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    def numel(self) -> int:
+        """Elements of the tensor."""
+        return math.prod(self.shape)
+
+
+class OperatorCall(NamedTuple):
+    """One dispatched operator as the recorder keeps it (hashable: equal calls share an estimate)."""
+
+    name: str
+    kind: int
+    flops: int
+    complete: bool
+    ignored: bool
+    args: tuple[Any, ...]
+    kwargs: tuple[tuple[str, Any], ...]
+    out: Any
+
+
+Estimate = tuple[int | None, int | None, int | None]  # (module_flops, macs, dmas)
+
+
+def _meta(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return TensorMeta(tuple(value.shape), value.dtype)
+    if isinstance(value, list | tuple):
+        return tuple(_meta(v) for v in value)
+    return value
+
+
+def capture(
+    name: str, kind: int, flops: int, complete: bool, ignored: bool, args: Any, kwargs: Any, out: Any
+) -> OperatorCall:
+    """The metadata of one call: tensors become :class:`TensorMeta`, lists become tuples."""
+    items = tuple((k, _meta(v)) for k, v in kwargs.items()) if kwargs else ()
+    return OperatorCall(name, kind, flops, complete, ignored, _meta(args), items, _meta(out))
+
+
+def _tensors(value: Any) -> list[TensorMeta]:
+    if isinstance(value, TensorMeta):
+        return [value]
+    if isinstance(value, tuple):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _elements(value: Any) -> int:
+    return sum(t.numel() for t in _tensors(value))
+
+
+def _operand_elements(call: OperatorCall) -> int:
+    """Elements of every tensor operand read (an ``out=`` destination is written, not read)."""
+    return _elements(call.args) + sum(_elements(v) for k, v in call.kwargs if k != "out")
+
+
+def _empty(meta: TensorMeta) -> torch.Tensor:
+    return torch.empty(meta.shape, dtype=meta.dtype, device="meta")
+
+
+def _first(value: Any) -> TensorMeta:
+    found = _tensors(value)
+    if not found:
+        raise ValueError("no tensor")
+    return found[0]
+
+
+def _module_estimate(
+    module: nn.Module, inputs: tuple[TensorMeta, ...], output: TensorMeta
+) -> tuple[int, int, int]:
+    """The registered Part-A formulas of ``module`` on meta tensors of the observed shapes."""
+    cls = type(module)
+    inp, out = _empty(inputs[0]), _empty(output)
+    flops_of, macs_of, dmas_of = (
+        registry.flops.lookup(cls),
+        registry.macs.lookup(cls),
+        registry.dmas.lookup(cls),
+    )
+    if flops_of is None or macs_of is None or dmas_of is None:
+        raise ValueError(f"no module formula for {cls.__name__}")
+    tensors = (inp, *(_empty(m) for m in inputs[1:]))
+    return int(flops_of(module, tensors, out)), int(macs_of(module, inp, out)), int(dmas_of(module, inp, out))
+
+
+def _kwarg(call: OperatorCall, index: int, key: str, default: Any) -> Any:
+    if len(call.args) > index:
+        return call.args[index]
+    return dict(call.kwargs).get(key, default)
+
+
+# --- module factories (cached: equal configurations share one meta module) ----------------------
+
+
+_MODULES: dict[tuple[Any, ...], nn.Module] = {}
+
+
+def _module(factory: Callable[..., nn.Module], *config: Any) -> nn.Module:
+    """The meta-device module ``factory(*config)``, built once per configuration."""
+    key = (factory, *config)
+    module = _MODULES.get(key)
+    if module is None:
+        if len(_MODULES) > 512:  # bounded: configurations are few in practice
+            _MODULES.clear()
+        with torch.device("meta"):
+            module = _MODULES[key] = factory(*config).eval()
+    return module
+
+
+def _linear(call: OperatorCall, bias_at: int | None, batched: bool) -> Estimate:
+    """``mm``/``bmm`` as ``nn.Linear`` without bias per product row; ``addmm``/``baddbmm`` with bias."""
+    offset = 0 if bias_at is None else 1
+    a, b = call.args[offset], call.args[offset + 1]
+    if not isinstance(a, TensorMeta) or not isinstance(b, TensorMeta):
+        raise ValueError("matrix operands")
+    batches = a.shape[0] if batched else 1
+    rows, k = a.shape[-2], a.shape[-1]
+    n = b.shape[-1]
+    beta = _kwarg(call, 3, "beta", 1) if bias_at is not None else 0
+    has_bias = bias_at is not None and beta != 0
+    layer = _module(nn.Linear, k, n, has_bias)
+    flops, macs, dmas = _module_estimate(
+        layer, (TensorMeta((rows, k), a.dtype),), TensorMeta((rows, n), a.dtype)
+    )
+    flops, macs, dmas = batches * flops, batches * macs, batches * dmas
+    if has_bias:
+        # Linear reads its N bias values once per product; a broadcast operand may hold more or fewer.
+        dmas += _first(call.args[0]).numel() - batches * n
+    # A non-unit alpha/beta scales the product/bias: one multiply per output element each.
+    out_elements = batches * rows * n
+    flops += out_elements * ((_kwarg(call, 4, "alpha", 1) != 1) + (has_bias and beta != 1))
+    return flops, macs, dmas
+
+
+def _convolution(call: OperatorCall) -> Estimate:
+    """``convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)``."""
+    inp, weight, bias = call.args[0], call.args[1], call.args[2]
+    stride, padding, dilation, transposed, output_padding, groups = call.args[3:9]
+    rank = len(weight.shape) - 2
+    kernel = tuple(weight.shape[2:])
+    factory: Callable[..., nn.Module]
+    if transposed:
+        factory = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)[rank - 1]
+        layer = _module(
+            factory, weight.shape[0], weight.shape[1] * groups, kernel, tuple(stride), tuple(padding),
+            tuple(output_padding), groups, bias is not None, tuple(dilation),
+        )  # fmt: skip
+    else:
+        factory = (nn.Conv1d, nn.Conv2d, nn.Conv3d)[rank - 1]
+        layer = _module(
+            factory, weight.shape[1] * groups, weight.shape[0], kernel, tuple(stride), tuple(padding),
+            tuple(dilation), groups, bias is not None,
+        )  # fmt: skip
+    return _module_estimate(layer, (inp,), _first(call.out))
+
+
+def _activation(factory: Callable[[OperatorCall], nn.Module]) -> Callable[[OperatorCall], Estimate]:
+    def estimate(call: OperatorCall) -> Estimate:
+        return _module_estimate(factory(call), (_first(call.args),), _first(call.out))
+
+    return estimate
+
+
+def _inplace(call: OperatorCall) -> bool:
+    return call.name.endswith("_")
+
+
+def _elu(call: OperatorCall) -> nn.Module:
+    alpha, scale, input_scale = (
+        _kwarg(call, i, k, 1.0) for i, k in ((1, "alpha"), (2, "scale"), (3, "input_scale"))
+    )
+    if scale == 1 and input_scale == 1:
+        return _module(nn.ELU, alpha, _inplace(call))
+    selu = nn.SELU()
+    if (
+        input_scale == 1
+        and math.isclose(scale, 1.0507009873554804934193349852946)
+        and math.isclose(alpha, 1.6732632423543772848170429916717)
+    ):
+        return selu
+    raise ValueError("ELU with a scale is not a module configuration")
+
+
+_ACTIVATIONS: dict[str, Callable[[OperatorCall], nn.Module]] = {
+    "relu": lambda c: _module(nn.ReLU, _inplace(c)),
+    "gelu": lambda c: _module(nn.GELU, _kwarg(c, 1, "approximate", "none")),
+    "silu": lambda c: _module(nn.SiLU),
+    "sigmoid": lambda c: _module(nn.Sigmoid),
+    "tanh": lambda c: _module(nn.Tanh),
+    "hardtanh": lambda c: _module(nn.Hardtanh, _kwarg(c, 1, "min_val", -1.0), _kwarg(c, 2, "max_val", 1.0)),
+    "elu": _elu,
+    "leaky_relu": lambda c: _module(nn.LeakyReLU, _kwarg(c, 1, "negative_slope", 0.01), _inplace(c)),
+    "softplus": lambda c: _module(nn.Softplus, _kwarg(c, 1, "beta", 1.0), _kwarg(c, 2, "threshold", 20.0)),
+    "mish": lambda c: _module(nn.Mish),
+    "hardswish": lambda c: _module(nn.Hardswish),
+    "hardsigmoid": lambda c: _module(nn.Hardsigmoid),
+    "hardshrink": lambda c: _module(nn.Hardshrink, _kwarg(c, 1, "lambd", 0.5)),
+    "softshrink": lambda c: _module(nn.Softshrink, _kwarg(c, 1, "lambd", 0.5)),
+    "threshold": lambda c: _module(nn.Threshold, c.args[1], c.args[2]),
+    "log_sigmoid_forward": lambda c: _module(nn.LogSigmoid),
+}
+
+
+def _softmax(factory: type[nn.Module]) -> Callable[[OperatorCall], Estimate]:
+    def estimate(call: OperatorCall) -> Estimate:
+        return _module_estimate(_module(factory, call.args[1]), (_first(call.args),), _first(call.out))
+
+    return estimate
+
+
+def _layer_norm(call: OperatorCall) -> Estimate:
+    """``native_layer_norm(input, normalized_shape, weight, bias, eps)``."""
+    inp, shape, weight, bias, eps = call.args[:5]
+    if weight is None and bias is not None:
+        raise ValueError("bias without weight")
+    layer = _module(nn.LayerNorm, tuple(shape), eps, weight is not None, bias is not None)
+    return _module_estimate(layer, (inp,), _first(call.out))
+
+
+def _group_norm(call: OperatorCall) -> Estimate:
+    """``native_group_norm(input, weight, bias, N, C, HxW, group, eps)``."""
+    inp, weight, bias, _, channels, _, groups, eps = call.args[:8]
+    if (weight is None) != (bias is None):
+        raise ValueError("partial affine")
+    layer = _module(nn.GroupNorm, groups, channels, eps, weight is not None)
+    return _module_estimate(layer, (inp,), _first(call.out))
+
+
+def _rms_norm(call: OperatorCall) -> Estimate:
+    """``rms_norm(input, normalized_shape, weight, eps)`` (and ``_fused_rms_norm``)."""
+    inp, shape = call.args[0], call.args[1]
+    weight, eps = _kwarg(call, 2, "weight", None), _kwarg(call, 3, "eps", None)
+    layer = _module(nn.RMSNorm, tuple(shape), eps, weight is not None)
+    return _module_estimate(layer, (inp,), _first(call.out))
+
+
+def _batch_norm(with_stats: bool, training_at: int | None) -> Callable[[OperatorCall], Estimate]:
+    """The ``native_batch_norm`` family as ``nn.BatchNormNd`` in the mode observed."""
+
+    def estimate(call: OperatorCall) -> Estimate:
+        inp, weight = call.args[0], call.args[1]
+        running = call.args[3] if with_stats else None
+        training = bool(call.args[training_at]) if training_at is not None else False
+        # momentum follows ``training``; the no-training overload has none and momentum at 5
+        momentum = call.args[5 if training_at is None else training_at + 1]
+        factory = {2: nn.BatchNorm1d, 3: nn.BatchNorm1d, 4: nn.BatchNorm2d, 5: nn.BatchNorm3d}[len(inp.shape)]
+        layer = _module(factory, inp.shape[1], 1e-5, momentum, weight is not None, running is not None)
+        layer.train(training)  # the cached module's mode is set per call, before its formulas read it
+        return _module_estimate(layer, (inp,), _first(call.out))
+
+    return estimate
+
+
+def _pool(factory: type[nn.Module], avg: bool) -> Callable[[OperatorCall], Estimate]:
+    """``max_poolNd[_with_indices](x, k, stride, padding, dilation, ceil)``, ``avg_poolNd(x, k, ...)``."""
+
+    def estimate(call: OperatorCall) -> Estimate:
+        args = list(call.args[1:])
+        kernel = tuple(args[0])
+        stride = tuple(args[1]) if len(args) > 1 and args[1] else kernel
+        if avg:
+            rest = [tuple(args[2]) if len(args) > 2 else 0, *args[3:6]]
+            layer = _module(factory, kernel, stride, *rest)
+        else:
+            padding = tuple(args[2]) if len(args) > 2 else 0
+            dilation = tuple(args[3]) if len(args) > 3 else 1
+            ceil_mode = args[4] if len(args) > 4 else False
+            layer = _module(factory, kernel, stride, padding, dilation, False, ceil_mode)
+        return _module_estimate(layer, (call.args[0],), _first(call.out))
+
+    return estimate
+
+
+def _adaptive(factory: type[nn.Module]) -> Callable[[OperatorCall], Estimate]:
+    def estimate(call: OperatorCall) -> Estimate:
+        layer = _module(factory, tuple(call.args[1]))
+        return _module_estimate(layer, (call.args[0],), _first(call.out))
+
+    return estimate
+
+
+def _attention(mask_at: int | None) -> Callable[[OperatorCall], Estimate]:
+    """SDPA kernels as the attention core: scaling, scores, masks, softmax, weighted sum.
+
+    Shapes ``q (…, T, D)``, ``k (…, S, D)``, ``v (…, S, Dv)``; ``A = lead·T·S`` scores, ``R = lead·T``
+    rows. FLOPs: ``lead·T·D`` scaling + ``A·(2D − 1)`` scores + ``A`` per mask (a causal flag is a
+    mask) + ``5A − 2R`` softmax + ``lead·T·Dv·(2S − 1)`` values (attention_costs §15.5 per head).
+    MACs ``A·D + A·Dv``. DMAs: read q, k, v and masks, write and re-read the scores twice (softmax),
+    write the output: ``Q + K + V + M + 4A + O``.
+    """
+
+    def estimate(call: OperatorCall) -> Estimate:
+        q, k, v = call.args[:3]
+        mask = call.args[mask_at] if mask_at is not None and len(call.args) > mask_at else None
+        mask = dict(call.kwargs).get("attn_mask", mask)
+        # is_causal: 5th argument of the flash kernels, 7th of those taking an attention bias
+        causal = bool(_kwarg(call, 4 if mask_at is None else 6, "is_causal", False))
+        lead = math.prod(q.shape[:-2])
+        t, d, s, dv = q.shape[-2], q.shape[-1], k.shape[-2], v.shape[-1]
+        a, r = lead * t * s, lead * t
+        masks = int(isinstance(mask, TensorMeta)) + int(causal)
+        flops = lead * t * d + a * max(0, 2 * d - 1) + masks * a + 5 * a - 2 * r
+        flops += lead * t * dv * max(0, 2 * s - 1)
+        mask_reads = mask.numel() if isinstance(mask, TensorMeta) else 0
+        dmas = q.numel() + k.numel() + v.numel() + mask_reads + 4 * a + lead * t * dv
+        return flops, a * d + a * dv, dmas
+
+    return estimate
+
+
+def _zero(call: OperatorCall) -> Estimate:
+    return 0, 0, 0
+
+
+def _copy(call: OperatorCall) -> Estimate:
+    """Copies and layout changes: FLOPs 0, MACs 0, DMAs = elements read + written."""
+    return 0, 0, _operand_elements(call) + _elements(call.out)
+
+
+def _indexing(call: OperatorCall) -> Estimate:
+    """Embedding convention: FLOPs 0, MACs 0, DMAs = index elements read + output elements written."""
+    index = sum(
+        t.numel() for t in _tensors(call.args) if not t.dtype.is_floating_point and not t.dtype.is_complex
+    )
+    if call.name == "aten.embedding":
+        index = _first(call.args[1]).numel()
+    return 0, 0, index + _elements(call.out)
+
+
+def _pointwise(call: OperatorCall) -> Estimate:
+    """Other arithmetic: the operator FLOPs (when counted), 0 MACs, operand reads + output writes."""
+    return (call.flops if call.complete else None), 0, _operand_elements(call) + _elements(call.out)
+
+
+def _names(*names: str) -> list[str]:
+    return [f"aten.{n}" for name in names for n in (name, f"{name}_")]
+
+
+_TABLE: dict[str, Callable[[OperatorCall], Estimate]] = {
+    "aten.mm": lambda c: _linear(c, None, False),
+    "aten.bmm": lambda c: _linear(c, None, True),
+    "aten.addmm": lambda c: _linear(c, 0, False),
+    "aten.addmm_": lambda c: _linear(c, 0, False),
+    "aten.baddbmm": lambda c: _linear(c, 0, True),
+    "aten.baddbmm_": lambda c: _linear(c, 0, True),
+    "aten.convolution": _convolution,
+    "aten._convolution": _convolution,
+    **{name: _activation(factory) for key, factory in _ACTIVATIONS.items() for name in _names(key)},
+    "aten._softmax": _softmax(nn.Softmax),
+    "aten._safe_softmax": _softmax(nn.Softmax),
+    "aten._log_softmax": _softmax(nn.LogSoftmax),
+    "aten.native_layer_norm": _layer_norm,
+    "aten.native_group_norm": _group_norm,
+    "aten.rms_norm": _rms_norm,
+    "aten._fused_rms_norm": _rms_norm,
+    "aten.native_batch_norm": _batch_norm(True, 5),
+    "aten._native_batch_norm_legit": lambda c: (
+        _batch_norm(True, 5)(c) if isinstance(c.args[3], TensorMeta) else _batch_norm(False, 3)(c)
+    ),
+    "aten._native_batch_norm_legit_no_training": _batch_norm(True, None),
+    "aten.max_pool1d": _pool(nn.MaxPool1d, False),
+    "aten.max_pool2d": _pool(nn.MaxPool2d, False),
+    "aten.max_pool3d": _pool(nn.MaxPool3d, False),
+    "aten.max_pool2d_with_indices": _pool(nn.MaxPool2d, False),
+    "aten.max_pool3d_with_indices": _pool(nn.MaxPool3d, False),
+    "aten.avg_pool1d": _pool(nn.AvgPool1d, True),
+    "aten.avg_pool2d": _pool(nn.AvgPool2d, True),
+    "aten.avg_pool3d": _pool(nn.AvgPool3d, True),
+    "aten._adaptive_avg_pool2d": _adaptive(nn.AdaptiveAvgPool2d),
+    "aten._adaptive_avg_pool3d": _adaptive(nn.AdaptiveAvgPool3d),
+    "aten.adaptive_avg_pool1d": _adaptive(nn.AdaptiveAvgPool1d),
+    "aten.adaptive_max_pool1d": _adaptive(nn.AdaptiveMaxPool1d),
+    "aten.adaptive_max_pool2d": _adaptive(nn.AdaptiveMaxPool2d),
+    "aten.adaptive_max_pool3d": _adaptive(nn.AdaptiveMaxPool3d),
+    "aten._scaled_dot_product_flash_attention_for_cpu": _attention(None),
+    "aten._scaled_dot_product_flash_attention": _attention(None),
+    "aten._scaled_dot_product_efficient_attention": _attention(3),
+    "aten._scaled_dot_product_cudnn_attention": _attention(3),
+    "aten.embedding": _indexing,
+}
+"""Operators estimated as a specific module or core (real-models.md §1 table), by packet name."""
+
+_REASON_RULES = {
+    operators.INDEXING_REASON: _indexing,
+    operators.RANDOM_REASON: _zero,
+    operators.PROFILER_REASON: _zero,
+    "Data movement is excluded from FLOPs.": _copy,
+}
+
+# Operators never stored by the recorder: their functional estimate is 0/0/0 whatever the call.
+ZERO_COST = frozenset(
+    name
+    for name, reason in operators.IGNORED_OPERATORS.items()
+    if reason not in _REASON_RULES and name not in _TABLE
+)
+
+
+def estimate_call(call: OperatorCall) -> Estimate:
+    """The functional estimate of one call: ``(module_flops, macs, dmas)``, ``None`` = unestimated.
+
+    Only an operator without a functional formula (custom, uncounted, an unlisted native kernel, a
+    call its formula rejects) is unestimated; pointwise, reduction and indexing operators are known
+    to give 0 MACs, so they never leave MACs unestimated.
+    """
+    rule = _TABLE.get(call.name)
+    if rule is not None:
+        try:
+            return rule(call)
+        except (registry.NotRecognised, NotImplementedError, ValueError, TypeError, IndexError, KeyError):
+            return None, None, None
+    if call.ignored:
+        if call.name in ZERO_COST:
+            return 0, 0, 0
+        reason = operators.ignored_reason(call.name) or operators.INDEXING_REASON
+        return _REASON_RULES.get(reason, _zero)(call)
+    if call.kind == SUPPLEMENTAL:
+        return _pointwise(call)
+    return None, None, None
