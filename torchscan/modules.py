@@ -20,6 +20,9 @@ from typing import Any
 from torch import Tensor, nn
 
 from torchscan.formulas import registry  # importing the package registers every family
+from torchscan.formulas.attention import NATIVE_TYPES
+from torchscan.formulas.attention_costs import native_dmas, native_flops, native_macs
+from torchscan.formulas.attention_layers import native_spec
 from torchscan.formulas.tensors import first_tensor
 
 __all__ = ["module_dmas", "module_flops", "module_macs", "module_rf"]
@@ -46,6 +49,24 @@ def _apply(table: registry.FormulaRegistry[Any], module: nn.Module, fallback: An
     return fallback
 
 
+def _native(module: nn.Module, inputs: Any, field: str) -> int | None:
+    """The complete-call estimate ``crawl_module`` gives a native attention/Transformer type.
+
+    ``None`` for every other type. These types need the whole ordered input tuple (query, key and
+    value; src and tgt), so a lone tensor is only their first argument. A configuration the
+    native boundary refuses (training mode, a subclass, complex parameters...) raises
+    ``NotImplementedError`` with its reason, exactly as the analysis reports it unavailable.
+    """
+    if type(module) not in NATIVE_TYPES:
+        return None
+    args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if field == "module_flops" and type(module) is nn.MultiheadAttention:
+        # The narrower module-FLOP boundary of extensions-and-transformers.md 15.6, as the analysis.
+        return native_flops(native_spec(module, args, {}, strict=False))
+    cost = {"module_flops": native_flops, "macs": native_macs, "dmas": native_dmas}[field]
+    return cost(native_spec(module, args, {}))
+
+
 def module_flops(module: nn.Module, inputs: Any, out: Any) -> int:
     """Module-formula FLOPs of one call of ``module``.
 
@@ -53,6 +74,9 @@ def module_flops(module: nn.Module, inputs: Any, out: Any) -> int:
     accepted as a one-element tuple) and ``out`` the whole output. Not operator FLOPs: the two
     methods are never interchangeable (formulas.md B.11).
     """
+    native = _native(module, inputs, "module_flops")
+    if native is not None:
+        return native
     ordered = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     return _apply(registry.flops, module, 0, ordered, out)
 
@@ -60,15 +84,26 @@ def module_flops(module: nn.Module, inputs: Any, out: Any) -> int:
 def module_macs(module: nn.Module, inp: Any, out: Any) -> int:
     """Multiply-accumulates of one call, from its first input tensor and first output tensor.
 
-    ``inp``/``out`` may also be containers; their first tensor (depth-first) is used.
+    ``inp``/``out`` may also be containers; their first tensor (depth-first) is used. For
+    ``nn.MultiheadAttention`` and the ``nn.Transformer*`` types ``inp`` is the ordered input tuple
+    (as for :func:`module_flops`), and the result equals ``crawl_module``'s.
     """
+    native = _native(module, inp, "macs")
+    if native is not None:
+        return native
     if registry.macs.lookup(type(module)) is not None:
         inp, out = _tensor(inp, "input"), _tensor(out, "output")
     return _apply(registry.macs, module, 0, inp, out)
 
 
 def module_dmas(module: nn.Module, inp: Any, out: Any) -> int:
-    """Logical element reads and writes of one call (DMAs): not bytes and not measured traffic."""
+    """Logical element reads and writes of one call (DMAs): not bytes and not measured traffic.
+
+    Inputs as for :func:`module_macs` (the ordered input tuple for the native attention types).
+    """
+    native = _native(module, inp, "dmas")
+    if native is not None:
+        return native
     if registry.dmas.lookup(type(module)) is not None:
         inp, out = _tensor(inp, "input"), _tensor(out, "output")
     return _apply(registry.dmas, module, 0, inp, out)
