@@ -15,7 +15,15 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from torchscan.formulas.native import PRIMITIVE_REASON, require_exact_native, require_native_forward
 from torchscan.formulas.registry import UnsupportedConfiguration, dmas, flops, macs, receptive_field
-from torchscan.formulas.tensors import call_tensors, own_tensor, param_count, require_dense, untouched
+from torchscan.formulas.tensors import (
+    DENSE_REASON,
+    call_tensors,
+    is_dense_real,
+    own_tensor,
+    param_count,
+    require_dense,
+    untouched,
+)
 
 BATCH_NORM = (_BatchNorm, nn.SyncBatchNorm)
 RMS_NORM: tuple[type[nn.Module], ...] = (nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ()
@@ -128,6 +136,9 @@ def _check_epsilon_and_parameters(module: Any, native_shape: tuple[int, ...]) ->
     for param in (own_tensor(module, "weight"), own_tensor(module, "bias")):
         if param is not None and tuple(param.shape) != native_shape:
             raise UnsupportedConfiguration(PARAMETER_REASON)
+        if param is not None and not is_dense_real(param):
+            # A complex (or sparse) weight changes the arithmetic, whatever the input's dtype.
+            raise UnsupportedConfiguration(DENSE_REASON)
 
 
 def _row_size(module: Any) -> int:
