@@ -101,3 +101,25 @@ def test_random_mutations_raise_only_value_error(path, replacement, delete):
         assert all(
             entry["status"] in ("complete", "partial", "unavailable") for entry in diff["totals"].values()
         )
+
+
+def test_added_and_removed_snapshots_keep_token_dependencies():
+    # extensions-and-transformers.md 16.1: added/removed snapshots keep the row's token object.
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    tokens = crawl_module(nn.Sequential(nn.Linear(8, 8), layer), (3, 8))
+    plain = crawl_module(nn.Sequential(nn.Linear(8, 8)), (3, 8))
+    shared = {(row["path"], row["call_index"]) for row in plain["layers"]}
+    with_tokens = [
+        row
+        for row in tokens["layers"]
+        if "token_dependencies" in row and (row["path"], row["call_index"]) not in shared
+    ]
+    assert [row["path"] for row in with_tokens] == ["1"]  # the encoder layer's row
+    added = compare_reports(plain, tokens)["layers"]["added"]
+    removed = compare_reports(tokens, plain)["layers"]["removed"]
+    for entries in (added, removed):
+        kept = {(entry["path"], entry["call_index"]): entry for entry in entries}
+        for row in with_tokens:
+            entry = kept[(row["path"], row["call_index"])]
+            assert entry["token_dependencies"] == row["token_dependencies"]
+            assert entry["token_dependencies"] is not row["token_dependencies"]  # a copy

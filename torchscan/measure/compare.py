@@ -44,7 +44,7 @@ def compare_benchmarks(before: Any, after: Any, *, check: Callable[[], object]) 
     validate_benchmark_report(after, "after")
     _check_compatible(before, after)
     totals = {
-        name: metric_diff(before["totals"].get(name), after["totals"].get(name))
+        name: metric_diff(before["totals"].get(name), after["totals"].get(name), name)
         for name in sorted(set(before["totals"]) | set(after["totals"]))
     }
     passed = _run_check(check)

@@ -15,11 +15,14 @@ def _index(report: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
 
 
 def _entry(layer: dict[str, Any]) -> LayerEntry:
-    return {
+    entry: LayerEntry = {
         "path": layer["path"],
         "call_index": layer["call_index"],
         "metrics": copy.deepcopy(layer["metrics"]),
     }
+    if "token_dependencies" in layer:  # extensions-and-transformers.md 16.1: snapshots keep it
+        entry["token_dependencies"] = copy.deepcopy(layer["token_dependencies"])
+    return entry
 
 
 def compare_reports(before: Any, after: Any) -> ReportDiff:
@@ -32,7 +35,7 @@ def compare_reports(before: Any, after: Any) -> ReportDiff:
     validate_analysis_report(before, "before")
     validate_analysis_report(after, "after")
     totals = {
-        name: metric_diff(before["totals"].get(name), after["totals"].get(name))
+        name: metric_diff(before["totals"].get(name), after["totals"].get(name), name)
         for name in sorted(set(before["totals"]) | set(after["totals"]))
     }
     old, new = _index(before), _index(after)
@@ -44,7 +47,7 @@ def compare_reports(before: Any, after: Any) -> ReportDiff:
             continue
         previous = old[key]
         metrics = {
-            name: metric_diff(previous["metrics"].get(name), layer["metrics"].get(name))
+            name: metric_diff(previous["metrics"].get(name), layer["metrics"].get(name), name)
             for name in sorted(set(previous["metrics"]) | set(layer["metrics"]))
             if previous["metrics"].get(name) != layer["metrics"].get(name)
         }

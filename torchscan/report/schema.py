@@ -286,12 +286,14 @@ class MetricDiff(TypedDict):
     delta: Number | None
     before: MetricResult | None
     after: MetricResult | None
+    diagnostics: NotRequired[list[Diagnostic]]  # only ``delta_out_of_range`` (report/diff.py)
 
 
 class LayerEntry(TypedDict):
     path: str
     call_index: int
     metrics: dict[str, MetricResult]
+    token_dependencies: NotRequired[dict[str, Any]]
 
 
 class LayerChange(TypedDict):

@@ -13,7 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.report.schema import COMPUTE_FIELDS, STATUSES
+from torchscan.report.diff import checked_delta
+from torchscan.report.schema import COMPUTE_FIELDS, STATUSES, in_float_range
 
 MAX_DEPTH = 200
 # Costs that views sum over module calls; a negative value would make a subtotal meaningless.
@@ -50,10 +51,10 @@ def _child(where: str, key: object) -> str:
 
 
 def is_number(value: object) -> bool:
-    """True for a finite int or float; a bool is not a number here."""
+    """True for a finite int or float that ``float()`` can represent; a bool is not a number here."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    return not (isinstance(value, float) and not math.isfinite(value))
+    return in_float_range(value)
 
 
 def is_count(value: object) -> bool:
@@ -101,10 +102,10 @@ def check_json_tree(value: Any, where: str = "report") -> None:
                 for index in range(len(item) - 1, -1, -1):
                     stack.append((item[index], _child(location, index), depth + 1, False))
         else:
+            what = "a number beyond the float range" if isinstance(item, int | float) else type(item).__name__
             raise _fail(
                 location,
-                f"expected a JSON value (string, finite number, bool, null, list or object), "
-                f"got {type(item).__name__}",
+                f"expected a JSON value (string, finite number, bool, null, list or object), got {what}",
             )
 
 
@@ -375,7 +376,9 @@ def benchmark_metric_diff(before: Any, after: Any, *, check_passed: bool) -> dic
         and before["status"] == after["status"] == "complete"
         and all(before[key] == after[key] for key in ("unit", "scope", "method"))
     ):
-        delta = after["value"] - before["value"]
+        delta = checked_delta(before["value"], after["value"])
+        if delta is None:
+            return {"status": "unavailable", "delta": None, "before": before, "after": after}
     if delta is not None:
         status = "complete"
     elif check_passed and any(isinstance(s, dict) and s["status"] == "partial" for s in (before, after)):
@@ -458,6 +461,8 @@ def validate_benchmark_comparison(comparison: Any, where: str = "report") -> Non
             or stored.get("after") != expected["after"]
         ):
             raise _fail(f"{where}.totals.{name}", "stored deltas disagree with the two reports")
+        if "diagnostics" in stored:  # only an overflowing delta carries one (report/diff.py)
+            check_diagnostics(_list(stored, "diagnostics", where), f"{where}.totals.{name}.diagnostics")
     if comparison.get("latency_change") != latency_change_label(totals):
         raise _fail(f"{where}.latency_change", "Latency change label disagrees with the stored deltas")
     if comparison.get("context_changes") != context_changes(before["context"], after["context"]):

@@ -7,6 +7,7 @@ are not peaks); a passing output check is the caller's declared equivalence, not
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,7 +39,13 @@ def _seconds(result: Mapping[str, Any] | None) -> str:
     """Seconds shown in ms beside the recorded value (views only convert units)."""
     if result is None or result["unit"] != "seconds" or result["known_value"] is None:
         return ""
-    return f" ({result['known_value'] * 1000:,.4g} ms)"
+    return f" ({_milli(result['known_value'], ',.4g')} ms)"
+
+
+def _milli(seconds: float, spec: str) -> str:
+    """``seconds * 1000`` formatted; a product beyond the float range reads as such, never raises."""
+    value = float(seconds) * 1000  # float() first: an int near the float limit times 1000 overflows
+    return format(value, spec) if math.isfinite(value) else "beyond the float range"
 
 
 def _totals_table(report: Mapping[str, Any], caption: str) -> str:
@@ -56,7 +63,7 @@ def _totals_table(report: Mapping[str, Any], caption: str) -> str:
 
 def _ms(seconds: float | None) -> str:
     """Profiler seconds in ms; a missing device time is ``Unavailable``, never 0."""
-    return "Unavailable" if seconds is None else f"{seconds * 1e3:,.6g} ms"
+    return "Unavailable" if seconds is None else f"{_milli(seconds, ',.6g')} ms"
 
 
 def _profile(report: Mapping[str, Any]) -> str:
@@ -143,7 +150,7 @@ def _change(entry: Mapping[str, Any]) -> str:
         return "Unavailable"
     unit = (entry.get("after") or {}).get("unit", "")
     delta = entry["delta"]
-    ms = f" ({delta * 1000:+,.4g} ms)" if unit == "seconds" else ""
+    ms = f" ({_milli(delta, '+,.4g')} ms)" if unit == "seconds" else ""
     return f"{'+' if delta >= 0 else ''}{delta:,.6g} {unit}{ms}"
 
 

@@ -9,10 +9,11 @@ call, so repeated calls of a path are shown side by side, never nested.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from torchscan.report.schema import metric_result
+from torchscan.report.schema import in_float_range, metric_result
 from torchscan.views.text import delta_text, long_text, path_label
 
 VIEWS = ("module_flops", "macs", "dmas", "parameters", "parameter_bytes")
@@ -66,8 +67,11 @@ def summarize(results: Sequence[Result], unit: str, scope: str, method: str) -> 
     known = [r["known_value"] for r in results if r["known_value"] is not None]
     if not known:
         return result("unavailable", None, unit, scope, method)
+    total = sum(known)
+    if not in_float_range(total):  # every part fits a float but their sum does not: no subtotal
+        return result("unavailable", None, unit, scope, method)
     status = "complete" if all(r["status"] == "complete" for r in results) else "partial"
-    return result(status, sum(known), unit, scope, method)
+    return result(status, total, unit, scope, method)
 
 
 def parent_of(path: str) -> str | None:
@@ -359,9 +363,16 @@ def _layout(hierarchy: Hierarchy, nodes: dict[str, dict[str, Any]]) -> None:
         before = (node["before_direct"] or {}).get("known_value") or 0
         return max(node["direct_known"], before)
 
+    weights = {path: own_weight(nodes[path]) for path in hierarchy.preorder}
+    # Every weight fits a float (validated), but their sum may not: then lay out float weights
+    # scaled by 1/n, whose sum cannot overflow, instead of raising OverflowError or drawing NaN.
+    factor: float = 1
+    if not sum(float(weight) for weight in weights.values()) <= sys.float_info.max / 2:
+        factor = 1 / len(weights)
+        weights = {path: float(weight) * factor for path, weight in weights.items()}
     for path in reversed(hierarchy.preorder):
         node = nodes[path]
-        node["_weight"] = own_weight(node)
+        node["_weight"] = weights[path]
         node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
     scale = "known"
     if nodes[""]["_span"] == 0:
@@ -372,7 +383,7 @@ def _layout(hierarchy: Hierarchy, nodes: dict[str, dict[str, Any]]) -> None:
             node["_weight"] = 1 if (not hierarchy.children[path] or has_own) else 0
             node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
     total = nodes[""]["_span"] or 1
-    nodes[""]["layout_total"] = nodes[""]["_span"]
+    nodes[""]["layout_total"] = nodes[""]["_span"] if factor == 1 else min(total / factor, sys.float_info.max)
 
     # Pre-order placement without recursion, so very deep hierarchies cannot exhaust the stack.
     starts = {"": 0.0}
