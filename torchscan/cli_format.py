@@ -59,6 +59,8 @@ def delta(diff: Mapping[str, Any]) -> str:
     if before is None or after is None:
         return "unknown (missing on one side)"
     sides = {before.get("status"), after.get("status")}
+    if any(entry.get("code") == "delta_out_of_range" for entry in diff.get("diagnostics", ())):
+        return "unknown (difference beyond the float range)"
     if sides == {"complete"}:
         return "unknown (different unit, scope or method)"
     return f"unknown ({'partial' if 'partial' in sides else 'unavailable'})"

@@ -115,3 +115,11 @@ def test_views_survive_sums_and_scales_beyond_the_float_range(analysis, benchmar
     timing = copy.deepcopy(benchmark)
     _set(timing["totals"]["latency"], MAX_NUMBER)
     assert "beyond the float range" in render_report(timing)
+
+
+def test_cli_delta_names_the_overflow():
+    from torchscan.cli_format import delta
+
+    diff = metric_diff(_signed(-1.7e308), _signed(1.7e308), "spread")
+    assert delta(diff) == "unknown (difference beyond the float range)"
+    assert delta(metric_diff(_signed(1), _signed(3), "spread")) == "+2"
