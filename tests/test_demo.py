@@ -87,15 +87,19 @@ def test_demo_analysis_is_fast_and_serialisable(name: str) -> None:
     assert report["totals"]["parameters"]["value"] == sum(p.numel() for p in model.parameters())
 
 
-def test_cnn_residual_add_makes_module_flops_partial() -> None:
-    """The shortcut add is functional work no module formula sees (analysis.md 6.3)."""
+def test_cnn_residual_add_is_estimated_by_a_functional_formula() -> None:
+    """The shortcut add runs in the block's own frame: one FLOP and three DMAs per output element."""
+    import math
+
     from torchscan import crawl_module
 
     model, shape = build_demo("cnn")
-    report = crawl_module(model, shape)
-    assert report["totals"]["module_flops"]["status"] == "partial"
-    codes = {(d["code"], d.get("path")) for d in report["diagnostics"]}
-    assert ("unestimated_functional_work", "block") in codes
+    report = crawl_module(model, shape, strict=True)
+    assert report["totals"]["module_flops"]["status"] == "complete"
+    block = next(layer for layer in report["layers"] if layer["path"] == "block")
+    elements = math.prod(block["output"]["shape"])
+    metrics = block["metrics"]
+    assert [metrics[n]["value"] for n in ("module_flops", "macs", "dmas")] == [elements, 0, 3 * elements]
 
 
 def test_demo_prints_no_warning_without_numpy(tmp_path) -> None:

@@ -20,8 +20,8 @@ DEMO_SEED = 0
 class ResidualBlock(nn.Module):
     """Two 3x3 convolutions with batch norm and an identity shortcut.
 
-    The shortcut addition happens in this module's own ``forward``, so no module formula covers it:
-    the analysis reports module FLOPs as partial and names the functional work (analysis.md 6.3).
+    The shortcut addition happens in this module's own ``forward``: no module formula covers it, so
+    a functional formula estimates it from the ``aten.add`` it dispatches (real-models.md 1).
     """
 
     def __init__(self, channels: int) -> None:

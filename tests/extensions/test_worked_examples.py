@@ -452,21 +452,22 @@ def test_handler_covers_functional_work_in_its_frame():
         def forward(self, x):
             return self.lin(x) + x
 
+    # Without a handler the functional formulas estimate the add (real-models.md 1): 8 + 2 FLOPs.
     plain = crawl_module(Residual(), args=(X,))
-    assert plain["totals"]["module_flops"]["status"] == "partial"
+    assert _total(plain, "module_flops") == ("complete", 10)
     # The handler estimates the residual add (2 FLOPs, 0 MACs, 6 DMAs) for the call's own frame.
     handler = ModuleHandler(_fixed(module_flops=2, macs=0, dmas=6))
     report = crawl_module(Residual(), args=(X,), custom_modules={Residual: handler}, strict=True)
     assert _total(report, "module_flops") == ("complete", 10)
-    # Supplying only module_flops leaves MACs and DMAs of that frame unestimated.
+    # Supplying only module_flops: the handler's value is kept (custom handlers take precedence) and
+    # the functional formulas estimate the frame's MACs and DMAs (the add: 0 MACs, 2 + 2 + 2 DMAs).
     report = crawl_module(
-        Residual(), args=(X,), custom_modules={Residual: ModuleHandler(_fixed(module_flops=2))}
+        Residual(), args=(X,), custom_modules={Residual: ModuleHandler(_fixed(module_flops=7))}
     )
     root = _layer(report, "")
-    assert root["metrics"]["macs"]["status"] == "unavailable"
-    assert [d["metric"] for d in report["diagnostics"] if d["code"] == "unestimated_functional_work"] == [
-        "macs"
-    ]
+    assert root["metrics"]["module_flops"]["value"] == 7
+    assert [root["metrics"][n]["value"] for n in ("macs", "dmas")] == [0, 6]
+    assert not [d for d in report["diagnostics"] if d["code"] == "unestimated_functional_work"]
 
 
 def test_failed_child_forward_inside_owner():

@@ -46,14 +46,20 @@ def test_real_comparison_and_structure_mode() -> None:
     assert "structural · unscaled" in render_report(structure, format="svg")
 
 
+_LIB = torch.library.Library("torchscan_views_test", "DEF")
+_LIB.define("shift(Tensor x) -> Tensor")
+_LIB.impl("shift", lambda x: x + 1, "CompositeExplicitAutograd")
+
+
 def test_functional_work_shows_partial_total() -> None:
+    # An operator without a functional formula in the composite's frame (real-models.md 1).
     class Residual(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.lin = nn.Linear(4, 4)
 
         def forward(self, x: Any) -> Any:
-            return self.lin(x) + x
+            return torch.ops.torchscan_views_test.shift(self.lin(x))
 
     report = crawl(Residual(), (4,))
     html = render_report(report)
