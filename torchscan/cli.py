@@ -3,8 +3,8 @@
 Exit statuses: 0 success (partial results included unless ``--strict``), 1 the model or workload
 raised (traceback printed), 2 usage error (one line, no traceback), 3 ``--strict`` and incomplete
 (report files are still written). This is the only module of TorchScan that prints or writes
-files; outputs are written atomically and never over an input file. Library APIs are imported
-inside the commands so ``torchscan --help`` does not import torch.
+files (through ``cli_files``: atomically, following symlinks, never over an input file). Library
+APIs are imported inside the commands so ``torchscan --help`` does not import torch.
 """
 
 from __future__ import annotations
@@ -12,17 +12,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
-import tempfile
 import threading
 import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from torchscan import cli_files as files
 from torchscan import cli_format as fmt
 from torchscan.cli_parser import build_parser
 from torchscan.cli_targets import UsageError
@@ -47,88 +46,12 @@ BENCHMARK_REFUSAL = (
 # --- files ----------------------------------------------------------------------------------
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    with contextlib.suppress(OSError):
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
-
-
-def _check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | None]) -> None:
-    """Refuse (status 2) outputs that name an input, each other, a directory or a missing folder."""
-    chosen: dict[str, Path] = {}
-    for option, value in outputs.items():
-        if value is None or value == "-":
-            continue
-        path = Path(value)
-        if path.is_dir():
-            raise UsageError(f"{option} {value!r} is a directory; give a file path")
-        if not path.resolve().parent.is_dir():
-            raise UsageError(f"{option} {value!r}: directory {str(path.parent)!r} does not exist")
-        for source in inputs:
-            if source is not None and _same_file(path, source):
-                raise UsageError(f"{option} {value!r} is an input file; refusing to overwrite it")
-        for other, other_path in chosen.items():
-            if _same_file(path, other_path):
-                raise UsageError(f"{option} and {other} name the same file {value!r}")
-        chosen[option] = path
-
-
 def _write(destination: str, text: str) -> None:
-    """Write ``text`` to stdout (``-``) or atomically to a file (temporary file, then rename)."""
-    if destination == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    target = Path(destination)
-    try:
-        if target.exists():
-            mode = target.stat().st_mode & 0o777
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        fd, temporary = tempfile.mkstemp(
-            dir=target.resolve().parent, prefix=f".{target.name}.", suffix=".tmp"
-        )
-    except OSError as error:
-        raise UsageError(f"cannot write {destination!r}: {error.strerror or error}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    print(f"wrote {destination}", file=sys.stderr)
+    files.write(destination, text)
 
 
 def _dump(report: Any) -> str:
     return json.dumps(report, indent=2, allow_nan=False) + "\n"
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"non-finite number {name} is not valid report JSON")
-
-
-def _load_report(path: str) -> dict[str, Any]:
-    """Read a saved report; unreadable or invalid JSON is a usage error (status 2)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise UsageError(f"cannot read report {path!r}: {reason}") from None
-    try:
-        report = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as error:  # json.JSONDecodeError is a ValueError
-        raise UsageError(f"report {path!r} is not valid JSON: {error}") from None
-    if not isinstance(report, dict):
-        raise UsageError(f"report {path!r} is not a JSON object")
-    return report
 
 
 def _human_stream(*json_outputs: str | None) -> TextIO:
@@ -146,7 +69,11 @@ def _write_renderings(report: Any, args: argparse.Namespace, **options: Any) -> 
     for option in ("html", "svg"):
         destination = getattr(args, option, None)
         if destination is not None:
-            _write(destination, _render(report, option, **options))
+            try:
+                page = _render(report, option, **options)
+            except ValueError as error:  # a bad --metric/--title: the options are the user's input
+                raise UsageError(f"cannot render --{option}: {_one_line(error)}") from None
+            _write(destination, page)
 
 
 def _render_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -172,7 +99,7 @@ def _load_model(
     rules = {} if devices is None else {"allowed": devices}
     spec = targets.input_spec(target, args.input_shape, args.dtype, args.device, **rules)
     outputs = {f"--{name}": getattr(args, name, None) for name in ("json", "html", "svg")}
-    _check_outputs(outputs, [target.source_file])
+    files.check_outputs(outputs, [target.source_file])
     model = targets.instantiate(target, factory_kwargs)
     if spec.device is not None:
         model.to(spec.device)
@@ -349,18 +276,38 @@ def _validate(report: dict[str, Any], path: str) -> None:
     """Validate a loaded report by its kind (report/validate.py); invalid is a usage error."""
     from torchscan.report.validate import validate_report
 
-    try:
+    with _bad_report(f"invalid report {path!r}"):
         validate_report(report)
-    except ValueError as error:
-        raise UsageError(f"invalid report {path!r}: {_one_line(error)}") from None
+
+
+@contextlib.contextmanager
+def _bad_report(what: str) -> Iterator[None]:
+    """Any error while handling saved reports is a usage error (status 2, one line, no traceback).
+
+    ``compare`` and ``render`` run no model code: whatever fails there comes from a file's content
+    (a shape the validators did not anticipate, an integer too large for a float, nesting deeper
+    than Python's recursion limit), so it is reported as a bad input, never as a traceback.
+    """
+    try:
+        yield
+    except UsageError:
+        raise
+    except RecursionError:
+        raise UsageError(f"{what}: nested too deeply") from None
+    except Exception as error:
+        reason = _one_line(error)
+        if isinstance(error, ValueError):
+            raise UsageError(f"{what}: {reason}") from None
+        raise UsageError(f"{what}: {type(error).__name__}: {reason}") from None
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from torchscan.report.validate import report_kind
 
-    _check_outputs({"--json": args.json, "--html": args.html}, [Path(args.before), Path(args.after)])
-    before, after = _load_report(args.before), _load_report(args.after)
-    timing = [report_kind(before) != "analysis", report_kind(after) != "analysis"]
+    files.check_outputs({"--json": args.json, "--html": args.html}, [Path(args.before), Path(args.after)])
+    before, after = files.load_report(args.before), files.load_report(args.after)
+    with _bad_report(f"invalid report {args.before!r} or {args.after!r}"):
+        timing = [report_kind(before) != "analysis", report_kind(after) != "analysis"]
     if all(timing):
         raise UsageError(BENCHMARK_REFUSAL)
     if any(timing):
@@ -369,36 +316,36 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     _validate(after, args.after)
     from torchscan import compare_reports
 
-    try:
+    # Everything is computed before anything is printed or written, so a bad report leaves no
+    # half-written output behind.
+    with _bad_report(f"cannot compare {args.before!r} and {args.after!r}"):
         diff = compare_reports(before, after)
-    except ValueError as error:
-        raise UsageError(f"cannot compare {args.before!r} and {args.after!r}: {_one_line(error)}") from None
-    print(fmt.comparison(diff), file=_human_stream(args.json))
-    if args.json is not None:
-        _write(args.json, _dump(diff))
+        table = fmt.comparison(diff)
+        saved = _dump(diff) if args.json is not None else None
+    page = None
     if args.html is not None:
-        try:
+        with _bad_report("cannot render the comparison"):
             page = _render(after, "html", before=before, **_render_options(args))
-        except ValueError as error:
-            raise UsageError(f"cannot render the comparison: {_one_line(error)}") from None
+    print(table, file=_human_stream(args.json))
+    if saved is not None:
+        _write(args.json, saved)
+    if page is not None:
         _write(args.html, page)
     return EXIT_OK
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
     sources = [Path(args.report), Path(args.before) if args.before is not None else None]
-    _check_outputs({"--html": args.html, "--svg": args.svg}, sources)
-    report = _load_report(args.report)
+    files.check_outputs({"--html": args.html, "--svg": args.svg}, sources)
+    report = files.load_report(args.report)
     _validate(report, args.report)
     options = _render_options(args)
     if args.before is not None:
-        options["before"] = _load_report(args.before)
+        options["before"] = files.load_report(args.before)
         _validate(options["before"], args.before)
     fmt_name, destination = ("html", args.html) if args.html is not None else ("svg", args.svg)
-    try:
+    with _bad_report(f"cannot render {args.report!r}"):
         page = _render(report, fmt_name, **options)
-    except ValueError as error:
-        raise UsageError(f"cannot render {args.report!r}: {_one_line(error)}") from None
     _write(destination, page)
     return EXIT_OK
 
@@ -413,7 +360,7 @@ def _cmd_rss(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise UsageError("rss needs a command to run, e.g. torchscan rss -- python train.py")
-    _check_outputs({"--json": args.json}, [])
+    files.check_outputs({"--json": args.json}, [])
     try:
         result = measure_peak_rss(command)
     except subprocess.CalledProcessError as error:
@@ -463,9 +410,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             # `pip install -e .` brings none). TorchScan never uses numpy, so the line says nothing
             # about any result; it is silenced for this message alone, for the command's duration.
             warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
-            return _COMMANDS[args.command](args)
+            with files.cleanup_on_signals():  # no temporary file outlives a SIGTERM/SIGINT
+                return _COMMANDS[args.command](args)
     except UsageError as error:
-        print(f"torchscan: error: {error}", file=sys.stderr)
+        # One line whatever the message carries (an OS or validator text may hold newlines).
+        print(f"torchscan: error: {' '.join(str(error).split())}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_OK

@@ -29,7 +29,11 @@ def _positive_number(text: str) -> int | float:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
+    try:
+        as_float = float(value)
+    except OverflowError:  # an integer too large for a float, e.g. 10**400: no timing can use it
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0") from None
+    if not value > 0 or as_float == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
     return value
 
@@ -47,10 +51,23 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _text(text: str) -> str:
+    """Free text that ends up in a report or a rendering: it must be encodable as UTF-8.
+
+    Undecodable command-line bytes reach Python as lone surrogates (PEP 383); they are refused
+    here, before any model code runs, instead of failing when the output is written.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError("is not valid UTF-8 text") from None
+    return text
+
+
 def _non_blank(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be blank")
-    return text
+    return _text(text)
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -78,9 +95,11 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
     parser.add_argument("--html", metavar="PATH", help="save the HTML rendering")
     if svg:
         parser.add_argument("--svg", metavar="PATH", help="save the SVG snapshot")
-    parser.add_argument("--title", help="title of the rendering")
+    parser.add_argument("--title", type=_text, help="title of the rendering")
     if metric:
-        parser.add_argument("--metric", help="metric shown first: module_flops, macs, dmas, parameters, ...")
+        parser.add_argument(
+            "--metric", type=_text, help="metric shown first: module_flops, macs, dmas, parameters, ..."
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,9 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
     outputs = render.add_mutually_exclusive_group(required=True)
     outputs.add_argument("--html", metavar="PATH")
     outputs.add_argument("--svg", metavar="PATH")
-    render.add_argument("--metric", help="module_flops (default), macs, dmas, parameters or parameter_bytes")
+    render.add_argument(
+        "--metric", type=_text, help="module_flops (default), macs, dmas, parameters or parameter_bytes"
+    )
     render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
-    render.add_argument("--title", help="title of the rendering")
+    render.add_argument("--title", type=_text, help="title of the rendering")
 
     rss = commands.add_parser("rss", help="peak RSS of a child command (measure_peak_rss)")
     rss.add_argument("--json", metavar="PATH", help="save the MetricResult ('-' for stdout)")

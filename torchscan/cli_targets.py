@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,7 +85,7 @@ def _import_module(spec: str, name: str) -> Any:
 def _load_file(spec: str, path: Path) -> Any:
     if not path.is_file():
         raise UsageError(f"cannot load target {spec!r}: no such file {str(path)!r}")
-    name = f"_torchscan_target_{abs(hash(str(path.resolve())))}"
+    name = file_module_name(path)
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
         raise UsageError(f"cannot load target {spec!r}: {str(path)!r} is not a loadable Python file")
@@ -100,6 +101,18 @@ def _load_file(spec: str, path: Path) -> Any:
         del sys.modules[name]
         raise UsageError(f"cannot load target {spec!r}: {_one_line(error)}") from None
     return module
+
+
+def file_module_name(path: Path) -> str:
+    """The module name a ``file.py:attr`` target is loaded under: from the file's stem, not its path.
+
+    Reports record ``model_type`` as ``module.Class``, so the name must be the same in every run
+    (``hash()`` of a string is salted per process) and must not carry the path (reports hold no
+    file paths). The prefix keeps a file named like an installed package (``torch.py``) from
+    replacing that package in ``sys.modules``.
+    """
+    stem = re.sub(r"\W", "_", path.stem, flags=re.ASCII) or "file"
+    return f"_torchscan_target_{stem}"
 
 
 def _get_attr(spec: str, module: Any, attr: str) -> Any:
@@ -139,8 +152,10 @@ def parse_factory_kwargs(text: str) -> dict[str, Any]:
     """``--factory-kwargs``: a JSON object."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"--factory-kwargs is not valid JSON: {error}") from None
+    except RecursionError:
+        raise UsageError("--factory-kwargs is nested too deeply") from None
+    except ValueError as error:  # JSONDecodeError, and integers beyond Python's digit limit
+        raise UsageError(f"--factory-kwargs is not valid JSON: {_one_line(error)}") from None
     if not isinstance(value, dict):
         raise UsageError("--factory-kwargs must be a JSON object, e.g. '{\"num_classes\": 10}'")
     return value

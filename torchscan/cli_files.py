@@ -1,0 +1,218 @@
+"""Output and input files of the ``torchscan`` command line (cli.md, "Exit status and errors").
+
+Outputs go where the user's path finally points: a symlink is followed and kept (its target is
+replaced atomically, the temporary file in the *target's* folder so the rename never crosses a
+filesystem), a character device or a FIFO (``/dev/null``, ``/dev/stdout``, a named pipe) is written
+in place, and directories, sockets and block devices are refused with a :class:`UsageError`.
+Temporary files are registered before they exist, so a SIGTERM, SIGHUP or SIGINT during a write
+removes them (:func:`cleanup_on_signals`) and the process still ends the conventional way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import stat
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
+
+from torchscan.cli_targets import UsageError
+
+# Temporary files that exist (or are about to) and must not outlive the process.
+_TEMPORARIES: set[str] = set()
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, name))
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where an output path really points: ``path`` after following symlinks, and how to write it.
+
+    ``how`` is ``"replace"`` (a regular file, new or existing: atomic temporary file then rename)
+    or ``"stream"`` (a character device or a FIFO: opened and written in place, never replaced).
+    """
+
+    path: Path
+    how: str
+
+
+def _describe(mode: int) -> str | None:
+    """The name of a file type that cannot receive a report, or None when it can."""
+    if stat.S_ISDIR(mode):
+        return "a directory; give a file path"
+    if stat.S_ISSOCK(mode):
+        return "a socket; give a regular file, a FIFO or a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device; give a regular file, a FIFO or a character device"
+    if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        return "a special file; give a regular file, a FIFO or a character device"
+    return None
+
+
+def destination(option: str, value: str) -> Destination:
+    """Classify the output ``value`` of ``option``; raise :class:`UsageError` when it cannot be written."""
+    given = Path(value)
+    # realpath (not strict) follows every symlink it can, so a dangling link yields the path it
+    # names: the file to create there, inside a folder that must exist.
+    real = Path(os.path.realpath(given))
+    via = f" (the target of symlink {value!r})" if given.is_symlink() else ""
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        folder = real.parent
+        if not folder.is_dir():
+            shown = str(folder) if via else str(given.parent)
+            raise UsageError(f"{option} {value!r}: directory {shown!r}{via} does not exist") from None
+        return Destination(real, "replace")
+    except OSError as error:  # e.g. a symlink loop, a permission problem on a parent folder
+        raise UsageError(f"{option} {value!r}: {error.strerror or error}") from None
+    problem = _describe(mode)
+    if problem is not None:
+        raise UsageError(f"{option} {value!r} is {problem}")
+    return Destination(real, "replace" if stat.S_ISREG(mode) else "stream")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    with contextlib.suppress(OSError):
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    return Path(os.path.realpath(a)) == Path(os.path.realpath(b))
+
+
+def check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | None]) -> None:
+    """Refuse (status 2) outputs that name an input, each other, or cannot be written (see above)."""
+    chosen: dict[str, Path] = {}
+    for option, value in outputs.items():
+        if value is None or value == "-":
+            continue
+        path = destination(option, value).path
+        for source in inputs:
+            if source is not None and _same_file(path, source):
+                raise UsageError(f"{option} {value!r} is an input file; refusing to overwrite it")
+        for other, other_path in chosen.items():
+            if _same_file(path, other_path):
+                raise UsageError(f"{option} and {other} name the same file {value!r}")
+        chosen[option] = path
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _replace(target: Path, data: bytes) -> None:
+    """Atomically replace (or create) the regular file ``target``: temporary file, fsync, rename."""
+    mode = target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode()
+    temporary = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
+    # Registered before it exists: a signal at any point after this line finds it (unlinking a
+    # name that was never created, or already renamed, is harmless).
+    _TEMPORARIES.add(temporary)
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    finally:
+        _TEMPORARIES.discard(temporary)
+
+
+def _stream(target: Path, data: bytes) -> None:
+    """Write to a character device or FIFO in place (no O_CREAT: never make a regular file here)."""
+    fd = os.open(target, os.O_WRONLY)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def write(value: str, text: str, option: str = "output") -> None:
+    """Write ``text`` (UTF-8) to stdout for ``-``, else to what ``value`` points to (see module doc)."""
+    if value == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as error:  # lone surrogates, e.g. from undecodable command-line bytes
+        raise UsageError(f"cannot write {value!r}: the text is not valid UTF-8 ({error.reason})") from None
+    where = destination(option, value)
+    try:
+        (_replace if where.how == "replace" else _stream)(where.path, data)
+    except OSError as error:
+        raise UsageError(f"cannot write {value!r}: {error.strerror or error}") from None
+    print(f"wrote {value}", file=sys.stderr)
+
+
+def remove_temporaries() -> None:
+    """Remove every registered temporary file (safe to call from a signal handler)."""
+    for temporary in list(_TEMPORARIES):
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        _TEMPORARIES.discard(temporary)
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    remove_temporaries()
+    if signum == getattr(signal, "SIGINT", None):
+        raise KeyboardInterrupt  # what Python's default SIGINT handler does
+    # End the way the signal's default action would, so the parent sees "killed by SIGTERM".
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+@contextlib.contextmanager
+def cleanup_on_signals() -> Iterator[None]:
+    """While active, SIGTERM/SIGHUP/SIGINT remove temporary files, then act as by default.
+
+    Only default handlers are replaced (a program embedding :func:`torchscan.cli.main` keeps its
+    own), only in the main thread (where Python runs signal handlers), and they are restored after.
+    """
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in _SIGNALS:
+            current = signal.getsignal(signum)
+            if current in (signal.SIG_DFL, signal.default_int_handler):
+                previous[signum] = signal.signal(signum, _handler)
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"non-finite number {name} is not valid report JSON")
+
+
+def load_report(path: str) -> dict[str, Any]:
+    """Read a saved report; unreadable, undecodable or invalid JSON is a usage error (status 2)."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"cannot read report {path!r}: not UTF-8 text (byte {error.start}: {error.reason})"
+        ) from None
+    except OSError as error:
+        raise UsageError(f"cannot read report {path!r}: {error.strerror or error}") from None
+    try:
+        report = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise UsageError(f"report {path!r} is not a report: JSON nested too deeply") from None
+    except ValueError as error:  # json.JSONDecodeError, and ints beyond Python's digit limit
+        raise UsageError(f"report {path!r} is not valid JSON: {' '.join(str(error).split())}") from None
+    if not isinstance(report, dict):
+        raise UsageError(f"report {path!r} is not a JSON object")
+    return report
