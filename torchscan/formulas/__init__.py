@@ -4,4 +4,4 @@ Each family module registers its formulas on import; keep this a plain list of i
 """
 
 # ruff: noqa: F401
-from torchscan.formulas import activation, conv, dropout, layout, linear, norm, pooling, softmax
+from torchscan.formulas import activation, conv, dropout, layout, linear, norm, pooling, recurrent, softmax

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from torchscan.formulas import recurrent_ops
 from torchscan.formulas.attention_ops import cpu_sdpa_flops, fused_encoder_layer_flops, fused_mha_flops
 from torchscan.formulas.operator_common import (
     DtypeRule,
@@ -64,7 +65,8 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "select", "slice", "squeeze", "squeeze_", "t", "transpose", "unbind", "unsqueeze", "view",
     ),
     _MOVE: (
-        "_to_copy", "cat", "clone", "contiguous", "copy_", "split", "split_with_sizes", "to", "fill_",
+        "_to_copy", "cat", "clone", "contiguous", "copy_", "split", "split_with_sizes", "unsafe_split",
+        "unsafe_split_with_sizes", "to", "fill_",
         "zero_", "_local_scalar_dense", "embedding", "pixel_shuffle", "pixel_unshuffle",
         "channel_shuffle", "native_channel_shuffle", "im2col", "constant_pad_nd",
         "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
@@ -551,3 +553,14 @@ for _name, _neighbours in {
 _register("_scaled_dot_product_flash_attention_for_cpu")(cpu_sdpa_flops)
 _register("_native_multi_head_attention")(fused_mha_flops)
 _register("_transformer_encoder_layer_fwd")(fused_encoder_layer_flops)
+
+# --- real-models.md 2.4: recurrent kernels and nn.Bilinear (closed forms in recurrent_ops) ------
+
+for _kind in recurrent_ops.GATES:
+    _register(_kind)(recurrent_ops.sequence_formula(_kind))
+    _register(f"{_kind}_cell")(recurrent_ops.cell_formula(_kind))
+_register("_thnn_fused_lstm_cell")(recurrent_ops.fused_cell_formula("lstm"))
+_register("_thnn_fused_gru_cell")(recurrent_ops.fused_cell_formula("gru"))
+_register("mkldnn_rnn_layer")(recurrent_ops.mkldnn_rnn_layer_flops)
+_register("bilinear")(recurrent_ops.bilinear_op_flops)
+_register("_trilinear")(recurrent_ops.trilinear_op_flops)
