@@ -8,6 +8,7 @@ from typing import Any
 from torch import nn
 
 from torchscan.analysis.dispatch import OperatorObserver, native_registry, validate_custom_mapping
+from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.report.schema import FlopReport
 
 
@@ -50,13 +51,15 @@ def measure_flops(
     mapping = validate_custom_mapping(custom_mapping)
     native_registry()  # raises NotImplementedError before the workload runs when unavailable
 
-    observer = OperatorObserver(mapping)
-    tracker = _module_tracker()
-    if tracker is not None:
-        observer.module_labels = tracker
-        with tracker, observer:
-            workload()
-    else:
-        with observer:
-            workload()
-    return observer.report()
+    # The module tracker installs process-global module hooks: one counting call at a time.
+    with ANALYSIS_LOCK:
+        observer = OperatorObserver(mapping)
+        tracker = _module_tracker()
+        if tracker is not None:
+            observer.module_labels = tracker
+            with tracker, observer:
+                workload()
+        else:
+            with observer:
+                workload()
+        return observer.report()

@@ -13,6 +13,7 @@ import torch
 
 from torchscan._version import __version__
 from torchscan.analysis.inputs import describe
+from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.device import Device, device_name, processor_name, resolve_device, synchronizer
 from torchscan.measure.locks import TIMING_LOCK
 from torchscan.measure.stats import block_statistics
@@ -204,7 +205,7 @@ def _run_timed(
         sync()
         return time.perf_counter()
 
-    with TIMING_LOCK:
+    with ANALYSIS_LOCK, TIMING_LOCK:  # analysis lock first: one acquisition order, no deadlock
         threads = torch.get_num_threads()
         try:
             start = clock()

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.device import Device, resolve_device, synchronizer
 from torchscan.measure.locks import MEMORY_LOCK
 from torchscan.report.diagnostics import diagnostic
@@ -56,7 +57,7 @@ def profile_workload(
         activities.append(profiler.ProfilerActivity.CUDA)
         device_time_supported = True
     sync = synchronizer(resolved)
-    with MEMORY_LOCK:
+    with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
         if trace_path is not None and os.path.lexists(trace_path):
             raise FileExistsError(
                 f"trace_path already exists and is never overwritten: {os.fspath(trace_path)}"

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import torch
 
+from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.device import Device, resolve_device
 from torchscan.measure.locks import MEMORY_LOCK
 
@@ -66,7 +67,7 @@ def measure_peak_memory(workload: Callable[[], Any], *, device: str | torch.devi
 
 def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
     profiler = torch.profiler
-    with MEMORY_LOCK:
+    with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
         handle, path = tempfile.mkstemp(prefix="torchscan-memory-", suffix=".json")
         os.close(handle)
         try:
@@ -127,7 +128,7 @@ def _cuda_peak(workload: Callable[[], Any], device: Device) -> dict[str, str | i
     _require(_missing(functions, "torch.cuda"), device.name)
     sync = functions["synchronize"]
     target = device.torch_device
-    with MEMORY_LOCK:
+    with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
         sync(target)
         baseline = int(functions["memory_reserved"](target))
         functions["reset_peak_memory_stats"](target)
@@ -146,7 +147,7 @@ def _mps_peak(workload: Callable[[], Any], device: Device) -> dict[str, str | in
     _require(missing + _missing(functions, "torch.accelerator.memory"), device.name)
     sync = cast(Callable[[], None], mps_sync)
     target = device.torch_device
-    with MEMORY_LOCK:
+    with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
         sync()
         try:
             baseline = int(functions["memory_reserved"](target))
