@@ -81,3 +81,95 @@ def test_list_args_and_kwargs_only_calls_are_accepted():
     crawl_module(model, args=[torch.ones(1, 3)], mode="structure")
     crawl_module(model, kwargs={"x": torch.ones(1, 3)}, mode="structure")
     assert model.calls == 2
+
+
+# Issue #11 (4): every argument of crawl_module/summary is checked before the model runs; a bad type
+# is a TypeError, a bad value a ValueError, and the message names the argument.
+MORE_CASES = [
+    ({"input_shape": (3,), "device": "bogus"}, ValueError, "device"),
+    ({"input_shape": (3,), "device": 3}, TypeError, "device"),
+    ({"input_shape": (3,), "device": "cpu:x"}, ValueError, "device"),
+    # 2**40 · 2**40 = 2**80 elements: more than an int64 element count
+    ({"input_shape": (2**40, 2**40)}, ValueError, "input_shape"),
+    ({"input_shape": [(3,), (2**32, 2**32)]}, ValueError, "input_shape"),
+    ({"input_shape": (3,), "strict": "yes"}, TypeError, "strict"),
+    ({"input_shape": (3,), "strict": 1}, TypeError, "strict"),
+    ({"input_shape": (3,), "strict": None}, TypeError, "strict"),
+    ({"input_shape": (3,), "mode": 5}, ValueError, "mode"),
+    ({"input_shape": (3,), "mode": ["full"]}, ValueError, "mode"),
+    ({"args": (torch.ones(3),), "kwargs": {"/private/model.pt": 1}}, ValueError, "kwargs"),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "text"), MORE_CASES)
+def test_more_arguments_rejected_before_the_model_runs(options, error, text):
+    test_rejected_before_the_model_runs(options, error, text)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a build or machine without CUDA")
+def test_a_cuda_device_without_cuda_is_a_value_error_naming_it():
+    model = Spy()
+    with pytest.raises(ValueError, match=r"'cuda:0'.*CUDA is not available"):
+        crawl_module(model, (3,), device="cuda:0")
+    assert model.calls == 0
+
+
+def test_an_input_too_large_to_allocate_names_input_shape():
+    # 2**61 float32 elements fit an int64 count but need 2**63 bytes: torch cannot allocate them.
+    model = Spy()
+    with pytest.raises(ValueError, match="input_shape"):
+        crawl_module(model, (2**61,))
+    assert model.calls == 0
+
+
+SUMMARY_CASES = [
+    ({"wrap_mode": 3}, TypeError, "wrap_mode"),
+    ({"wrap_mode": "wide"}, ValueError, "wrap_mode"),
+    ({"max_depth": "2"}, TypeError, "max_depth"),
+    ({"max_depth": 1.0}, TypeError, "max_depth"),
+    ({"max_depth": True}, TypeError, "max_depth"),
+    ({"max_depth": -1}, ValueError, "max_depth"),
+    ({"receptive_field": "yes"}, TypeError, "receptive_field"),
+    ({"receptive_field": 1}, TypeError, "receptive_field"),
+    ({"effective_rf_stats": 0}, TypeError, "effective_rf_stats"),
+    ({"operator_flops": "no"}, TypeError, "operator_flops"),
+    ({"strict": "yes"}, TypeError, "strict"),
+    ({"device": "bogus"}, ValueError, "device"),
+    ({"mode": "fast"}, ValueError, "mode"),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "text"), SUMMARY_CASES)
+def test_summary_arguments_rejected_before_the_model_runs(options, error, text, capsys):
+    from torchscan import summary
+
+    model = Spy()
+    model.train()
+    with pytest.raises(error) as caught:
+        summary(model, (3,), **options)
+    assert text in str(caught.value)
+    assert model.calls == 0
+    assert model.training and model.lin.training
+    assert capsys.readouterr().out == ""  # nothing printed for a call that never ran
+
+
+MEASURE_FLOPS_CASES = [
+    ({"workload": 3}, TypeError, "workload"),
+    ({"modules": "model"}, TypeError, "modules"),
+    ({"modules": [nn.Linear(1, 1), 3]}, TypeError, "modules"),
+    ({"custom_mapping": {"aten.sin": len}}, TypeError, "operator packets"),
+    ({"custom_mapping": [1]}, TypeError, "custom_mapping"),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "text"), MEASURE_FLOPS_CASES)
+def test_measure_flops_arguments_rejected_before_the_workload_runs(options, error, text):
+    from torchscan.measure.flops import measure_flops
+
+    calls = []
+    options = {"workload": lambda: calls.append(1), **options}
+    workload = options.pop("workload")
+    with pytest.raises(error) as caught:
+        measure_flops(workload, **options)
+    assert text in str(caught.value)
+    assert calls == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -14,7 +15,8 @@ from torchscan.analysis import inputs as inputs_mod
 from torchscan.analysis.build import build_report, enforce_strict
 from torchscan.analysis.dispatch import OperatorObserver, not_requested_report, validate_custom_mapping
 from torchscan.analysis.estimate import record_failure
-from torchscan.analysis.hooks import CallRecorder
+from torchscan.analysis.hooks import CallRecorder, nesting_depth
+from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.analysis.ownership import ExtensionState
 from torchscan.extensions import ModuleHandler, validate_custom_modules
 from torchscan.report.schema import AnalysisReport, InputsMeta
@@ -43,9 +45,38 @@ def _validate_call_inputs(
             kwargs = {}
         if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
             raise TypeError("kwargs must be a mapping with str keys")
+        if not all(k.isidentifier() for k in kwargs):
+            # Keyword names are recorded verbatim in the report; one like "/private/model.pt" could be
+            # a path or a secret, and no forward declares such a parameter by name anyway.
+            raise ValueError("kwargs keys must be Python identifiers (keyword argument names)")
         return None, args, dict(kwargs)
     shapes = inputs_mod.normalize_shapes(input_shape)
     return shapes, (), {}
+
+
+def check_bool(value: object, name: str) -> None:
+    """Raise ``TypeError`` naming ``name`` unless ``value`` is a real bool (``1`` and ``"yes"`` are not)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+
+
+def _validate_device(device: object) -> torch.device:
+    """The generated inputs' device, checked before anything is allocated (analysis.md 2)."""
+    if not isinstance(device, str | torch.device):
+        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
+    try:
+        target = torch.device(device)
+    except RuntimeError as error:  # torch's message for a malformed string: wrapped, so it names the argument
+        raise ValueError(f"device {device!r} is not a valid torch device: {error}") from None
+    if target.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {str(target)!r} was requested but CUDA is not available in this build")
+    if target.type not in ("cpu", "meta"):
+        # An out-of-range index or an accelerator this build lacks fails here, not in the model.
+        try:
+            torch.empty(0, device=target)
+        except (RuntimeError, AssertionError) as error:
+            raise ValueError(f"device {str(target)!r} cannot be used: {error}") from None
+    return target
 
 
 def _prepare(
@@ -71,11 +102,9 @@ def _prepare(
     shapes, call_args, call_kwargs = _validate_call_inputs(input_shape, dtype, args, kwargs, device)
     if shapes is not None:
         inputs_mod.normalize_dtypes(dtype, len(shapes))
-        if device is not None and not isinstance(device, str | torch.device):
-            raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
         if device is not None:
-            torch.device(device)  # raises for malformed device strings
-    if mode not in ("full", "structure"):
+            _validate_device(device)
+    if not isinstance(mode, str) or mode not in ("full", "structure"):
         raise ValueError(f"mode must be 'full' or 'structure', got {mode!r}")
     handlers = validate_custom_modules(custom_modules)  # a snapshot; the caller's mapping is untouched
     mapping = validate_custom_mapping(custom_mapping)
@@ -104,6 +133,7 @@ def crawl_module(
     Module-formula totals (``module_flops``, ``macs``, ``dmas``) and operator FLOPs are separate
     methods: never add or average them. A ``partial`` total's ``known_value`` is a lower bound only.
     """
+    check_bool(strict, "strict")
     shapes, call_args, call_kwargs, mapping, handlers = _prepare(
         module, input_shape, dtype, args, kwargs, device, mode, custom_modules, custom_mapping
     )
@@ -111,7 +141,13 @@ def crawl_module(
         default_dtype, default_device = inputs_mod.default_placement(module)
         dtypes = inputs_mod.normalize_dtypes(dtype, len(shapes)) or [default_dtype] * len(shapes)
         target = torch.device(device) if device is not None else default_device
-        call_args = inputs_mod.generate_inputs(shapes, dtypes, target)
+        try:
+            call_args = inputs_mod.generate_inputs(shapes, dtypes, target)
+        except RuntimeError as error:  # e.g. more bytes than the device can allocate
+            raise ValueError(
+                f"input_shape {shapes!r} cannot be generated as {[str(d) for d in dtypes]} on "
+                f"{target}: {error}"
+            ) from None
         source: Literal["generated", "provided"] = "generated"
     else:
         source = "provided"
@@ -125,6 +161,58 @@ def crawl_module(
     if strict:
         enforce_strict(report)
     return report
+
+
+# Python frames one nesting level of a hooked module call needs: ``_wrapped_call_impl``,
+# ``_call_impl``, PyTorch's ``inner`` closure (present once global hooks exist) and ``forward`` are
+# four; twice that leaves room for a helper frame or two per level in the model's own code.
+_FRAMES_PER_LEVEL = 8
+# Frames above the deepest module call: hooks, dispatch mode, formulas, operators, report building.
+_FRAME_MARGIN = 500
+# Beyond this many frames Python's C stack may overflow (a crash, not an exception) on 3.11.
+_MAX_RECURSION_LIMIT = 30_000
+
+
+def _stack_depth() -> int:
+    frame = sys._getframe()
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return depth
+
+
+def _frames_needed(depth: int) -> int:
+    """The recursion limit one forward of a model nested ``depth`` modules deep needs from here.
+
+    A limit the caller already raised that far is respected; beyond the safe maximum the analysis
+    refuses with a ``ValueError`` naming the depth, before any model code runs.
+    """
+    needed = _stack_depth() + depth * _FRAMES_PER_LEVEL + _FRAME_MARGIN
+    if needed > max(_MAX_RECURSION_LIMIT, sys.getrecursionlimit()):
+        deepest = (_MAX_RECURSION_LIMIT - _FRAME_MARGIN - _stack_depth()) // _FRAMES_PER_LEVEL
+        raise ValueError(
+            f"module is nested {depth} modules deep; the analysis supports at most about {deepest} "
+            "levels in one Python stack"
+        )
+    return needed
+
+
+@contextlib.contextmanager
+def _recursion_limit_at_least(limit: int) -> Iterator[None]:
+    """Raise Python's recursion limit to ``limit`` for the block (never lower it); restore it exactly.
+
+    A hooked module call takes one more Python frame per nesting level than a plain one (PyTorch's
+    ``inner`` closure), so a model whose plain forward fits in the default limit of 1,000 can fail
+    under the analysis alone.
+    """
+    before = sys.getrecursionlimit()
+    if limit > before:
+        sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 _NO_FULL_COLLECTION = 1 << 30  # a third threshold that the oldest generation's count never reaches
@@ -159,8 +247,12 @@ def _observe(
     mapping: dict[Any, Callable[..., int]],
     handlers: Mapping[type[nn.Module], ModuleHandler] | None = None,
 ) -> AnalysisReport:
-    """Run the single observed forward call and build the report from its records."""
-    with _full_collections_held_back():
+    """Run the single observed forward call and build the report from its records.
+
+    Everything process-global that the analysis changes (module hooks, collector thresholds,
+    training flags, the recursion limit) is changed and restored under :data:`ANALYSIS_LOCK`.
+    """
+    with ANALYSIS_LOCK, _full_collections_held_back():
         if full:
             # Handlers, native Transformer estimates and subtree ownership (extensions spec); structure
             # mode runs none of them.
@@ -173,40 +265,43 @@ def _observe(
             )
         else:
             recorder = CallRecorder(module, estimator=None, on_failure=record_failure)
-        training = [(m, m.training) for m in recorder.modules]
-        # Flags are set through ``__dict__``: ``nn.Module.__setattr__`` costs microseconds per module,
-        # and the analysis changes nothing but the flags themselves.
-        training_before = module.training
-        try:
-            recorder.install()
-            for submodule, flag in training:
-                if flag:
-                    submodule.__dict__["training"] = False
-            with torch.no_grad():
-                if full:
-                    observer = OperatorObserver(mapping)
-                    observer.sink = recorder
-                    recorder.observer = observer
-                    with observer:
+        limit = _frames_needed(nesting_depth(info.path for info in recorder.infos))
+        # The limit stays raised through the report build: a deep call tree is walked there too.
+        with _recursion_limit_at_least(limit):
+            training = [(m, m.training) for m in recorder.modules]
+            # Flags are set through ``__dict__``: ``nn.Module.__setattr__`` costs microseconds per module,
+            # and the analysis changes nothing but the flags themselves.
+            training_before = module.training
+            try:
+                recorder.install()
+                for submodule, flag in training:
+                    if flag:
+                        submodule.__dict__["training"] = False
+                with torch.no_grad():
+                    if full:
+                        observer = OperatorObserver(mapping)
+                        observer.sink = recorder
+                        recorder.observer = observer
+                        with observer:
+                            module(*args, **kwargs)
+                        operator_report = observer.report()
+                    else:
                         module(*args, **kwargs)
-                    operator_report = observer.report()
-                else:
-                    module(*args, **kwargs)
-                    operator_report = not_requested_report()
-        finally:
-            recorder.remove()
-            for submodule, flag in training:
-                if submodule.__dict__.get("training") is not flag:
-                    submodule.__dict__["training"] = flag
-        return build_report(
-            module,
-            recorder,
-            inputs,
-            inputs_mod.tensors_in((args, kwargs)),
-            mode="full" if full else "structure",
-            training_before=training_before,
-            operator_report=operator_report,
-        )
+                        operator_report = not_requested_report()
+            finally:
+                recorder.remove()
+                for submodule, flag in training:
+                    if submodule.__dict__.get("training") is not flag:
+                        submodule.__dict__["training"] = flag
+            return build_report(
+                module,
+                recorder,
+                inputs,
+                inputs_mod.tensors_in((args, kwargs)),
+                mode="full" if full else "structure",
+                training_before=training_before,
+                operator_report=operator_report,
+            )
 
 
 def summary(
@@ -233,12 +328,21 @@ def summary(
     method from the module-formula totals; never add the two). With ``strict=True`` the table is
     printed before :class:`IncompleteAnalysisError` is raised, so the evidence is visible either way.
     """
+    if not isinstance(wrap_mode, str):
+        raise TypeError(f"wrap_mode must be 'mid' or 'no', got {type(wrap_mode).__name__}")
     if wrap_mode not in ("mid", "no"):
         raise ValueError(f"wrap_mode must be 'mid' or 'no', got {wrap_mode!r}")
-    if max_depth is not None and (
-        isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0
-    ):
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int)):
+        raise TypeError(f"max_depth must be None or a non-negative int, got {type(max_depth).__name__}")
+    if max_depth is not None and max_depth < 0:
         raise ValueError(f"max_depth must be None or a non-negative int, got {max_depth!r}")
+    for name, flag in (
+        ("receptive_field", receptive_field),
+        ("effective_rf_stats", effective_rf_stats),
+        ("operator_flops", operator_flops),
+        ("strict", strict),
+    ):
+        check_bool(flag, name)
     from torchscan.analysis.build import IncompleteAnalysisError
     from torchscan.views.table import format_table
 

@@ -166,10 +166,11 @@ class CallRecorder:
         self._call_counts: dict[str, int] = {}
         self._seen_tensors: set[int] = set()
         self._handles: list[RemovableHandle] = []
+        self._thread = threading.get_ident()  # reset by install()
         self.modules: list[nn.Module] = []
         self._info: dict[int, ModuleInfo] = {}
         formula_of: dict[type, bool] = {}
-        for path, module in root.named_modules(remove_duplicate=True):
+        for path, module in walk_modules(root):
             self.modules.append(module)
             params, buffers = _own_tensors(module)
             cls = type(module)

@@ -10,6 +10,7 @@ import torch
 from torchscan.report.schema import ValueMeta
 
 _SCALAR_TYPES = (bool, int, float, complex, str)
+_MAX_ELEMENTS = 2**63 - 1  # PyTorch sizes and element counts are int64
 _KEY_TYPES = (str, int, bool)
 
 
@@ -68,7 +69,10 @@ def describe(value: Any) -> ValueMeta:
         items = []
         for key, item in value.items():
             entry: dict[str, Any] = {"key_type": type(key).__name__}
-            if isinstance(key, _KEY_TYPES):
+            if isinstance(key, str) and not key.isidentifier():
+                # A key such as "/private/model.pt" may be a path or a secret: only its length.
+                entry = {"key": {"type": "str", "length": len(key)}, **entry}
+            elif isinstance(key, _KEY_TYPES):
                 entry = {"key": key, **entry}
             entry["value"] = describe(item)
             items.append(entry)
@@ -99,11 +103,21 @@ def validate_shape(shape: object) -> tuple[int, ...]:
     if not isinstance(shape, tuple | list):
         hint = "; pass tensors with args=(...)" if isinstance(shape, torch.Tensor) else ""
         raise ValueError(
-            f"input shape must be a tuple/list of non-negative ints, got {type(shape).__name__}{hint}"
+            f"input_shape must be a tuple/list of non-negative ints, got {type(shape).__name__}{hint}"
         )
     if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
         shown = repr(shape) if all(type(d) in (int, float, bool) for d in shape) else type(shape).__name__
-        raise ValueError(f"input shape must be a tuple/list of non-negative ints, got {shown}")
+        raise ValueError(f"input_shape must be a tuple/list of non-negative ints, got {shown}")
+    # The generated tensor has a leading batch of 1; PyTorch sizes are int64, so a product beyond it
+    # would only fail inside torch with an unrelated message.
+    elements = 1
+    for size in shape:
+        elements *= size
+    if elements > _MAX_ELEMENTS:
+        raise ValueError(
+            f"input_shape {tuple(shape)!r} has {elements} elements, more than a tensor can hold "
+            f"({_MAX_ELEMENTS})"
+        )
     return tuple(shape)
 
 
@@ -135,11 +149,21 @@ def normalize_dtypes(dtype: object, count: int) -> list[torch.dtype] | None:
 
 
 def default_placement(module: torch.nn.Module) -> tuple[torch.dtype, torch.device]:
-    """The first parameter's dtype/device, else the first buffer's, else float32 on CPU."""
-    for parameter in module.parameters():
-        return parameter.dtype, parameter.device
-    for buffer in module.buffers():
-        return buffer.dtype, buffer.device
+    """The first parameter's dtype/device, else the first buffer's, else float32 on CPU.
+
+    "First" in ``module.parameters()`` order, walked without recursion (very deep models).
+    """
+    from torchscan.analysis.hooks import walk_modules  # hooks imports this module
+
+    modules = [m for _, m in walk_modules(module)]
+    for submodule in modules:
+        for parameter in submodule._parameters.values():
+            if parameter is not None:
+                return parameter.dtype, parameter.device
+    for submodule in modules:
+        for buffer in submodule._buffers.values():
+            if buffer is not None:
+                return buffer.dtype, buffer.device
     return torch.float32, torch.device("cpu")
 
 
