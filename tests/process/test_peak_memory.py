@@ -68,6 +68,51 @@ def test_cpu_baseline_counts_resident_tensors() -> None:
         )
 
 
+MIB4 = 4 * 2**20  # torch.ones(2**20) is 2**20 float32 values * 4 bytes = 4,194,304 bytes
+
+
+def test_cpu_tensor_created_by_the_workload_is_not_baseline() -> None:
+    # Issue #11 (a): the old code reported baseline 4,194,304, peak 4,194,316, delta 12.
+    def workload() -> torch.Tensor:
+        t = torch.ones(2**20)
+        return t.sum()
+
+    result = measure_peak_memory(workload, device="cpu")
+    _check_cpu_result(result)
+    assert result["baseline_bytes"] == 0
+    assert result["delta_bytes"] >= MIB4
+
+
+def test_cpu_three_workload_tensors_peak_over_zero_baseline() -> None:
+    # Issue #11 (b): t, u = t * 2 and u + t are three 4 MiB tensors alive together at the return:
+    # 3 * 4,194,304 = 12,582,912 bytes. The old code said baseline 4 MiB, delta 8 MiB.
+    def workload() -> torch.Tensor:
+        t = torch.ones(2**20)
+        u = t * 2
+        return u + t
+
+    result = measure_peak_memory(workload, device="cpu")
+    _check_cpu_result(result)
+    assert result["baseline_bytes"] == 0
+    assert result["peak_bytes"] == 3 * MIB4
+    assert result["delta_bytes"] == 3 * MIB4
+
+
+def test_cpu_pre_existing_tensor_stays_baseline() -> None:
+    # Issue #11 (c): a 4 MiB tensor allocated before the call and alive across it is baseline;
+    # the workload's own 4 MiB product is not.
+    resident = torch.ones(2**20)
+
+    def workload() -> torch.Tensor:
+        return resident * 2
+
+    result = measure_peak_memory(workload, device="cpu")
+    _check_cpu_result(result)
+    assert result["baseline_bytes"] == MIB4
+    assert result["delta_bytes"] >= MIB4
+    assert resident.shape == (2**20,)  # alive across the call
+
+
 def test_cpu_training_step() -> None:
     model = nn.Linear(8, 4)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -285,3 +330,20 @@ def test_real_cuda_peak_memory() -> None:
     assert result["metric"] == "pytorch_reserved_bytes"
     assert result["peak_bytes"] >= result["baseline_bytes"]
     assert result["allocated_peak_bytes"] >= 64 * 256 * 4
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a real CUDA device")
+def test_real_cuda_tensor_created_by_the_workload_is_not_baseline() -> None:
+    # The test (never TorchScan) empties the cache so the workload's 4 MiB must be newly reserved.
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_reserved()
+
+    def workload() -> torch.Tensor:
+        t = torch.ones(2**20, device="cuda")
+        return t.sum()
+
+    result = measure_peak_memory(workload, device="cuda")
+    assert result["baseline_bytes"] == before
+    assert result["delta_bytes"] >= MIB4
+    assert result["allocated_peak_bytes"] >= MIB4

@@ -6,6 +6,7 @@ from the caching allocator's reserved-bytes counters. Neither is process RSS nor
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import tempfile
@@ -34,9 +35,10 @@ class NoMemoryEventsError(RuntimeError):
 def measure_peak_memory(workload: Callable[[], Any], *, device: str | torch.device) -> dict[str, str | int]:
     """Call ``workload`` once and return PyTorch's byte statistics for that call on ``device``.
 
-    CPU (``metric "pytorch_tensor_bytes"``): ``baseline_bytes`` is the first point of the profiler's
-    memory timeline (tensors already resident, such as parameters and inputs, count), ``peak_bytes``
-    the largest point, ``delta_bytes = peak - baseline``. CUDA/MPS (``"pytorch_reserved_bytes"``):
+    CPU (``metric "pytorch_tensor_bytes"``): ``baseline_bytes`` is what the profiler's memory
+    timeline saw resident before the call (parameters, inputs and other tensors the workload uses;
+    never a tensor the workload allocates), ``peak_bytes`` the largest running total,
+    ``delta_bytes = peak - baseline``. CUDA/MPS (``"pytorch_reserved_bytes"``):
     reserved bytes before the call, the allocator's reserved peak during it, and
     ``allocated_peak_bytes`` (live tensors). The allocator cache is never emptied; only its peak
     counters are reset.
@@ -65,10 +67,16 @@ def measure_peak_memory(workload: Callable[[], Any], *, device: str | torch.devi
 # --- CPU: profiler memory timeline --------------------------------------------------------------
 
 
+# Action codes of the raw memory timeline (``torch.profiler._memory_profiler.Action`` values, part of
+# the documented ``.raw.json.gz`` export format).
+_PREEXISTING = 1
+
+
 def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
     profiler = torch.profiler
     with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
-        handle, path = tempfile.mkstemp(prefix="torchscan-memory-", suffix=".json")
+        # The ".raw.json.gz" suffix selects the raw event export (see _timeline_extent).
+        handle, path = tempfile.mkstemp(prefix="torchscan-memory-", suffix=".raw.json.gz")
         os.close(handle)
         try:
             with profiler.profile(
@@ -78,16 +86,15 @@ def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
                 with_stack=True,
             ) as prof:
                 workload()
-            sums = _timeline_sums(prof, path)
+            extent = _timeline_extent(prof, path)
         finally:
             os.unlink(path)
-    if not sums:
+    if extent is None:
         raise NoMemoryEventsError(
             "no memory timeline points for 'cpu': the workload produced no PyTorch-tracked CPU memory "
             f"event (PyTorch {torch.__version__})"
         )
-    baseline = sums[0]
-    peak = max(sums)
+    baseline, peak = extent
     return {
         "device": "cpu",
         "metric": "pytorch_tensor_bytes",
@@ -97,10 +104,18 @@ def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
     }
 
 
-def _timeline_sums(prof: Any, path: str) -> list[int]:
-    """Per-point byte sums of the exported CPU memory timeline ``[times, [sizes by category]]``.
+def _timeline_extent(prof: Any, path: str) -> tuple[int, int] | None:
+    """``(baseline, peak)`` bytes of the profiler's CPU memory timeline, ``None`` when it has no event.
 
-    ``export_memory_timeline`` is the only public route to these figures (the alternative its
+    The raw export lists every event ``(time, action, bytes, category)``: ``PREEXISTING`` for memory
+    the profiler saw resident before the call (parameters, inputs), then signed changes (allocations
+    positive, frees negative; a version bump is a -n/+n pair). The baseline is the pre-existing sum
+    alone. The coalesced ``[times, sizes]`` plot cannot give that: its first point also holds every
+    allocation of the first timestamp when nothing pre-existed, so a tensor the workload created was
+    counted as baseline (issue #11). The peak is the largest running sum, which also sees a
+    create-and-free within one timestamp that the plot merges away.
+
+    ``export_memory_timeline`` is the only public route to these events (the alternative its
     deprecation names is CUDA-only), so its ``FutureWarning`` is silenced for this call alone.
     """
     export = getattr(prof, "export_memory_timeline", None)
@@ -112,11 +127,19 @@ def _timeline_sums(prof: Any, path: str) -> list[int]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         export(path, device="cpu")
-    with open(path, encoding="utf-8") as exported:
-        times, sizes = json.load(exported)
-    if len(times) != len(sizes):
-        raise RuntimeError("the profiler's memory timeline has mismatched time and size lists")
-    return [int(sum(point)) for point in sizes]
+    with gzip.open(path, "rt", encoding="utf-8") as exported:
+        events = json.load(exported)
+    if not events:
+        return None
+    baseline = sum(int(numbytes) for _, action, numbytes, _ in events if action == _PREEXISTING)
+    current = baseline
+    peak = baseline
+    # The export is time-ordered; pre-existing events carry time -1 and are already in ``current``.
+    for _, action, numbytes, _ in events:
+        if action != _PREEXISTING:
+            current += int(numbytes)
+            peak = max(peak, current)
+    return baseline, peak
 
 
 # --- CUDA and MPS: caching-allocator counters ---------------------------------------------------
