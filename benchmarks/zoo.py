@@ -26,7 +26,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The zoo measures the library of the checkout it lives in, even where an environment's editable
+# install points at another copy (CI reinstalls the project from its own clone).
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 import torch
 import zoo_models
