@@ -93,3 +93,87 @@ def test_streams_are_inherited_and_nothing_is_retained(capfd, tmp_path) -> None:
     assert "from-cwd" in captured.out
     assert set(result) == {"status", "value", "known_value", "unit", "scope", "method"}
     assert str(tmp_path) not in repr(result) and "hello" not in repr(result)
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` exists, zombies included (``kill(pid, 0)`` succeeds on a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@supported
+@pytest.mark.parametrize("interrupt", ["sigint", "exception"])
+def test_interrupted_measurement_kills_and_reaps_the_whole_tree(tmp_path, monkeypatch, interrupt) -> None:
+    # Issue #11: a KeyboardInterrupt (or any exception) while waiting left the intermediary and the
+    # command running, adopted by PID 1. Now both are killed and reaped before the error propagates.
+    import signal
+    import threading
+    import time
+
+    import torchscan.process.rss as rss
+
+    marker = tmp_path / "pids"
+    script = (
+        "import os, time, pathlib\n"
+        f"pathlib.Path({str(marker)!r} + '.tmp').write_text('%d %d' % (os.getpid(), os.getppid()))\n"
+        f"os.replace({str(marker)!r} + '.tmp', {str(marker)!r})\n"
+        "time.sleep(120)\n"
+    )
+    main = threading.get_ident()
+
+    def wait_for_marker() -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    if interrupt == "sigint":
+
+        def send_sigint() -> None:
+            wait_for_marker()
+            signal.pthread_kill(main, signal.SIGINT)  # the main thread's blocking read gets EINTR
+
+        threading.Thread(target=send_sigint, daemon=True).start()
+        expected: type[BaseException] = KeyboardInterrupt
+    else:
+        real_fdopen = os.fdopen
+
+        class _Channel:
+            def __init__(self, fd: int) -> None:
+                self.file = real_fdopen(fd, "rb")
+
+            def __enter__(self) -> _Channel:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                self.file.close()
+
+            def read(self) -> bytes:
+                wait_for_marker()
+                raise RuntimeError("simulated failure while waiting")
+
+        monkeypatch.setattr(rss.os, "fdopen", lambda fd, mode: _Channel(fd))
+        expected = RuntimeError
+    try:
+        with pytest.raises(expected):
+            measure_peak_rss([sys.executable, "-c", script])
+        command_pid, intermediary_pid = (int(part) for part in marker.read_text().split())
+        assert not _alive(intermediary_pid), "the intermediary survived the interruption"
+        assert not _alive(command_pid), "the measured command survived the interruption"
+    finally:
+        if marker.exists():
+            for pid in (int(part) for part in marker.read_text().split()):
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_command_starts_with_default_sigpipe(capfd) -> None:
+    # The intermediary interpreter ignores SIGPIPE (as every Python does) and an ignored disposition
+    # survives exec; the command must start with the default, as it would from a shell.
+    measure_peak_rss(["/bin/sh", "-c", "grep '^SigIgn:' /proc/self/status"])
+    line = capfd.readouterr().out.strip()
+    ignored = int(line.split()[1], 16)
+    assert not ignored & (1 << (13 - 1)), line  # SIGPIPE is signal 13: bit 12 of the mask

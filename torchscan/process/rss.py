@@ -11,29 +11,45 @@ address space, and the standard streams stay untouched for the command's own use
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 
 from torchscan.report.schema import MetricResult, metric_result
 
 # The intermediary's whole program. argv: [-c, <report fd>, <command...>]. It writes one line:
 # "ok <wait status> <ru_maxrss>" or "error <errno> <strerror>", and nothing to the standard streams.
+# SIGTERM (sent by the caller when it is interrupted) makes it SIGKILL the command; wait4 then returns
+# and the command is reaped here, so nothing is left to PID 1. SIGTERM stays blocked until the
+# handler knows the command's pid; the command gets the original mask and default SIGPIPE/SIGXFSZ
+# (this interpreter ignores those two, and an ignored disposition would survive exec).
 _INTERMEDIARY = """\
-import os, sys
+import os, signal, sys
 fd = int(sys.argv[1])
 os.set_inheritable(fd, False)
 command = sys.argv[2:]
+mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 try:
-    pid = os.posix_spawnp(command[0], command, os.environ)
+    pid = os.posix_spawnp(command[0], command, os.environ, setsigmask=mask,
+                          setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM))
 except OSError as error:
     report = "error %d %s" % (error.errno or 0, error.strerror or "")
 else:
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     _, status, usage = os.wait4(pid, 0)
     report = "ok %d %d" % (status, usage.ru_maxrss)
-os.write(fd, report.encode("utf-8", "replace"))
-os.close(fd)
+try:
+    os.write(fd, report.encode("utf-8", "replace"))
+except OSError:
+    pass  # the caller was interrupted and closed its end: nobody is left to read the report
 """
+
+# Seconds the interrupted caller lets the intermediary kill and reap the command before it kills
+# the whole process group itself.
+_TERMINATE_GRACE = 5.0
 
 _RSS_MULTIPLIER = {"linux": 1024, "darwin": 1}  # ru_maxrss is KiB on Linux, bytes on macOS
 
@@ -52,8 +68,9 @@ def measure_peak_rss(command: Sequence[str], *, cwd: str | os.PathLike[str] | No
 
     The figure is ``ru_maxrss`` from ``os.wait4`` for that one child over its whole lifetime:
     interpreter start, imports, model loading, every phase, exit. The child inherits standard input,
-    output and error; ``cwd`` is its working directory. There is no timeout. The command and ``cwd``
-    are not kept.
+    output and error; ``cwd`` is its working directory. There is no timeout, but an exception while
+    waiting (``KeyboardInterrupt`` included) kills and reaps the command and its launcher before it
+    propagates. The command and ``cwd`` are not kept.
 
     What this number does NOT mean: it is not an inference-only increment, not the peak of a process
     tree (grandchildren are not included), not accelerator or container memory, and it must never be
@@ -85,22 +102,32 @@ def measure_peak_rss(command: Sequence[str], *, cwd: str | os.PathLike[str] | No
 
 
 def _run_through_intermediary(argv: list[str], cwd: str | os.PathLike[str] | None) -> tuple[int, int]:
-    """Start the intermediary, return the command's ``(wait status, ru_maxrss)`` read from the pipe."""
+    """Start the intermediary, return the command's ``(wait status, ru_maxrss)`` read from the pipe.
+
+    The intermediary leads a new session (so its process group holds it and the command, and a
+    terminal's Ctrl-C reaches only the caller). On any exception here, ``KeyboardInterrupt``
+    included, the whole tree is killed and reaped before the exception propagates.
+    """
     read_end, write_end = os.pipe()
     try:
         intermediary = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", _INTERMEDIARY, str(write_end), *argv],
             cwd=cwd,
             pass_fds=(write_end,),
+            start_new_session=True,
         )
     except BaseException:
         os.close(read_end)
         os.close(write_end)
         raise
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as channel:
-        report = channel.read().decode("utf-8", "replace")
-    intermediary_status = intermediary.wait()
+    try:
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as channel:
+            report = channel.read().decode("utf-8", "replace")
+        intermediary_status = intermediary.wait()
+    except BaseException:
+        _terminate_tree(intermediary)
+        raise
     kind, _, rest = report.partition(" ")
     if kind == "ok":
         status, maxrss = (int(part) for part in rest.split())
@@ -112,3 +139,36 @@ def _run_through_intermediary(argv: list[str], cwd: str | os.PathLike[str] | Non
         f"the measure_peak_rss intermediary process failed (exit status {intermediary_status}) "
         "without reporting a result"
     )
+
+
+def _terminate_tree(intermediary: subprocess.Popen[bytes]) -> None:
+    """Kill and reap the intermediary and the measured command (cleanup after an interruption).
+
+    SIGTERM asks the intermediary to SIGKILL and reap the command. The intermediary is then awaited
+    *without* being reaped (``WNOWAIT``), so its pid, which is the process group id, cannot be reused
+    while the group is SIGKILLed as a fallback (a command that escaped the first step). Finally the
+    intermediary is reaped. Repeated interrupts during this cleanup are not absorbed.
+    """
+    pid = intermediary.pid
+    if intermediary.returncode is None:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        waitid = getattr(os, "waitid", None)
+        if waitid is None:  # macOS: no waitid; reaping first leaves a tiny pid-reuse window
+            try:
+                intermediary.wait(timeout=_TERMINATE_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            deadline = time.monotonic() + _TERMINATE_GRACE
+            while time.monotonic() < deadline:
+                if waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    break
+                time.sleep(0.01)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already empty
+    intermediary.wait()
