@@ -3,8 +3,10 @@
 The observer is shared by ``measure_flops`` and ``crawl_module``. For each dispatched operator it
 resolves exactly one formula (caller ``custom_mapping`` > PyTorch's native ``FlopCounterMode``
 formula > TorchScan's supplemental ``torchscan_flops_v1`` formula, formulas.md B.2), or an
-"ignored" reason, and attributes the result to the innermost active module call through an optional
-attribution sink. Nothing global is modified: PyTorch's registry is read, never written.
+"ignored" reason, or the pointwise fallback, and attributes the result to the innermost active module
+call through an optional attribution sink. A composite overload (seen under ``torch.inference_mode``)
+is decomposed and its parts observed one by one (real-models.md 2.3). Nothing global is modified:
+PyTorch's registry is read, never written.
 """
 
 from __future__ import annotations
