@@ -173,3 +173,19 @@ def test_measure_flops_arguments_rejected_before_the_workload_runs(options, erro
         measure_flops(workload, **options)
     assert text in str(caught.value)
     assert calls == []
+
+
+@pytest.mark.parametrize("shape", ["3", (3.0,), (3, True), torch.ones(3), [(3,), "3"]])
+def test_a_shape_of_the_wrong_type_is_a_type_error_and_a_value_error(shape):
+    # The API's rule (wrong type -> TypeError) and analysis.md 2's table (bad shape -> ValueError).
+    model = Spy()
+    for error in (TypeError, ValueError):
+        with pytest.raises(error, match="input_shape"):
+            crawl_module(model, shape)
+    assert model.calls == 0
+
+
+def test_a_negative_dimension_is_a_value_error_only():
+    with pytest.raises(ValueError, match="input_shape") as caught:
+        crawl_module(Spy(), (3, -1))
+    assert not isinstance(caught.value, TypeError)

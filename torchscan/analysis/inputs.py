@@ -94,20 +94,34 @@ def tensors_in(value: Any) -> list[torch.Tensor]:
     return []
 
 
+class ShapeTypeError(TypeError, ValueError):
+    """An ``input_shape`` of the wrong type: a ``TypeError`` and, as analysis.md 2 states, a ``ValueError``.
+
+    Wrong types are ``TypeError`` throughout the API; the spec's table makes every bad shape a
+    ``ValueError``. Both ``except`` clauses catch this one.
+    """
+
+
 def validate_shape(shape: object) -> tuple[int, ...]:
     """Return ``shape`` as a tuple of non-negative ints, or raise ``ValueError`` naming it.
+
+    A wrong type (not a tuple/list, a float or bool dimension) raises :class:`ShapeTypeError`, which
+    is both a ``TypeError`` and a ``ValueError``.
 
     The message shows a sequence of plain numbers as written and anything else by its type only,
     so a tensor passed by mistake never has its values printed.
     """
     if not isinstance(shape, tuple | list):
         hint = "; pass tensors with args=(...)" if isinstance(shape, torch.Tensor) else ""
-        raise ValueError(
+        raise ShapeTypeError(
             f"input_shape must be a tuple/list of non-negative ints, got {type(shape).__name__}{hint}"
         )
     if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
         shown = repr(shape) if all(type(d) in (int, float, bool) for d in shape) else type(shape).__name__
-        raise ValueError(f"input_shape must be a tuple/list of non-negative ints, got {shown}")
+        message = f"input_shape must be a tuple/list of non-negative ints, got {shown}"
+        if any(isinstance(d, bool) or not isinstance(d, int) for d in shape):
+            raise ShapeTypeError(message)
+        raise ValueError(message)
     # The generated tensor has a leading batch of 1; PyTorch sizes are int64, so a product beyond it
     # would only fail inside torch with an unrelated message.
     elements = 1
