@@ -50,3 +50,38 @@ def test_unavailable_and_unsupported(monkeypatch) -> None:
 
 def test_processor_name_is_text() -> None:
     assert isinstance(processor_name(), str)
+
+
+# --- issue #11: an unusable device is a bad value (ValueError), still a RuntimeError for old callers ---
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "mps:1"])
+def test_unavailable_device_is_a_value_error_naming_it(device) -> None:
+    if torch.cuda.is_available() and device.startswith("cuda"):
+        pytest.skip("CUDA is available here")
+    with pytest.raises(ValueError, match=f"'{device}'") as caught:
+        resolve_device(device)
+    assert isinstance(caught.value, RuntimeError)
+
+
+def test_cpu_only_build_assertion_becomes_a_value_error(monkeypatch) -> None:
+    # A CPU-only build asserts "Torch not compiled with CUDA enabled" from current_device().
+    def not_compiled() -> int:
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", not_compiled)
+    with pytest.raises(ValueError, match="CUDA device 'cuda' is unavailable"):
+        resolve_device("cuda")
+
+
+@pytest.mark.parametrize("device", ["bogus", "cuda:-1", ""])
+def test_malformed_device_is_a_value_error(device) -> None:
+    with pytest.raises(ValueError, match="device"):
+        resolve_device(device)
+
+
+@pytest.mark.parametrize("device", [0, None, b"cpu"])
+def test_wrong_device_type_is_a_type_error(device) -> None:
+    with pytest.raises(TypeError, match="device"):
+        resolve_device(device)

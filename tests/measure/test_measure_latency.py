@@ -295,3 +295,43 @@ def test_real_cuda_latency() -> None:
     report = measure_latency(lambda: x @ x, device="cuda", inputs=x, min_run_time=0.05)
     assert report["context"]["device"].startswith("cuda:")
     assert report["totals"]["latency"]["value"] > 0
+
+
+# --- issue #11: wrong types are TypeErrors (still ValueErrors for 5.1 callers), values ValueErrors --
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("work_units", True),
+        ("work_units", "8"),
+        ("min_run_time", "1"),
+        ("min_run_time", None),
+        ("warmup", 1.5),
+        ("warmup", True),
+        ("min_repeats", True),
+        ("min_repeats", 2.0),
+        ("work_unit", 3),
+    ],
+)
+def test_wrong_setting_types_are_type_errors(name, value) -> None:
+    with pytest.raises(TypeError, match=name) as caught:
+        measure_latency(_never_called, device="cpu", **{name: value})
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("warmup", -1), ("min_repeats", 1), ("work_units", 0), ("min_run_time", math.nan), ("work_unit", " ")],
+)
+def test_bad_setting_values_are_plain_value_errors(name, value) -> None:
+    with pytest.raises(ValueError, match=name) as caught:
+        measure_latency(_never_called, device="cpu", **{name: value})
+    assert not isinstance(caught.value, TypeError)
+
+
+@pytest.mark.parametrize("device", ["bogus", "cuda:0"])
+def test_bad_device_value_is_a_value_error(device, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=device):
+        measure_latency(_never_called, device=device)

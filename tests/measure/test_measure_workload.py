@@ -232,3 +232,36 @@ def test_reports_compare_with_compare_benchmarks() -> None:
     result = compare_benchmarks(before, after, check=lambda: None)
     assert result["totals"]["peak_memory"]["delta"] is None
     assert result["totals"]["latency"]["status"] == "complete"
+
+
+# --- issue #11: booleans are checked as booleans, wrong types are TypeErrors ------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"profile": "yes"},
+        {"profile": 1},
+        {"profile": None},
+        {"print_summary": 1},
+        {"print_summary": "no"},
+        {"metrics": "flops"},
+        {"metrics": ("flops", 3)},
+        {"metrics": 3},
+        {"rss_command": "python"},
+        {"rss_command": [sys.executable, 3]},
+        {"warmup": True},
+        {"work_units": "1"},
+    ],
+)
+def test_wrong_argument_types_are_type_errors(arguments) -> None:
+    (name,) = arguments
+    with pytest.raises(TypeError, match=name):
+        measure_workload(_never_called, device="cpu", **arguments)
+
+
+@pytest.mark.parametrize("device", ["bogus", "cuda:0"])
+def test_bad_device_value_is_a_value_error(device, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=device):
+        measure_workload(_never_called, device=device, metrics=())

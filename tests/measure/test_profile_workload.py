@@ -182,3 +182,51 @@ def test_real_cuda_profile_has_device_times() -> None:
     report = profile_workload(lambda: x @ x, device="cuda")
     if report["context"]["device_time_supported"]:
         assert any((row["device_self_seconds"] or 0) > 0 for row in report["operators"])
+
+
+# --- issue #11: arguments refused by type (TypeError) or value (ValueError) before the call -------
+
+
+@pytest.mark.parametrize("limit", [True, 1.5, "20", None])
+def test_limit_of_the_wrong_type_is_a_type_error(limit) -> None:
+    with pytest.raises(TypeError, match="limit"):
+        profile_workload(_never_called, device="cpu", limit=limit)
+
+
+@pytest.mark.parametrize("trace_path", [3, b"trace.json", ["t.json"]])
+def test_trace_path_of_the_wrong_type_is_a_type_error(trace_path) -> None:
+    with pytest.raises(TypeError, match="trace_path"):
+        profile_workload(_never_called, device="cpu", trace_path=trace_path)
+
+
+def test_trace_path_in_a_missing_folder_is_refused_before_the_call(tmp_path) -> None:
+    # The old code ran the workload and silently wrote no trace.
+    target = tmp_path / "missing" / "trace.json"
+    with pytest.raises(ValueError, match="trace_path"):
+        profile_workload(_never_called, device="cpu", trace_path=target)
+    assert not target.parent.exists()
+
+
+def test_trace_path_under_a_file_or_naming_a_directory_is_refused(tmp_path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    with pytest.raises(ValueError, match="trace_path"):
+        profile_workload(_never_called, device="cpu", trace_path=plain / "trace.json")
+    with pytest.raises(ValueError, match="trace_path"):
+        profile_workload(_never_called, device="cpu", trace_path=tmp_path)
+    with pytest.raises(ValueError, match="trace_path"):
+        profile_workload(_never_called, device="cpu", trace_path="")
+
+
+def test_trace_path_as_str_is_written(tmp_path) -> None:
+    target = tmp_path / "trace.json"
+    profile_workload(lambda: torch.ones(4, 4) @ torch.ones(4, 4), device="cpu", trace_path=str(target))
+    assert isinstance(json.loads(target.read_text()), dict | list)
+
+
+@pytest.mark.parametrize("device", ["bogus", "cuda:0"])
+def test_bad_device_value_is_a_value_error(device) -> None:
+    if device == "cuda:0" and torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    with pytest.raises(ValueError, match=device):
+        profile_workload(_never_called, device=device)

@@ -347,3 +347,10 @@ def test_real_cuda_tensor_created_by_the_workload_is_not_baseline() -> None:
     assert result["baseline_bytes"] == before
     assert result["delta_bytes"] >= MIB4
     assert result["allocated_peak_bytes"] >= MIB4
+
+
+@pytest.mark.parametrize("device", ["bogus", "cuda:0"])
+def test_bad_device_value_is_a_value_error(device, monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=device):
+        measure_peak_memory(_never_called, device=device)

@@ -177,3 +177,17 @@ def test_command_starts_with_default_sigpipe(capfd) -> None:
     line = capfd.readouterr().out.strip()
     ignored = int(line.split()[1], 16)
     assert not ignored & (1 << (13 - 1)), line  # SIGPIPE is signal 13: bit 12 of the mask
+
+
+@pytest.mark.parametrize("command", ["python -c pass", b"python", [sys.executable, 3], None, 3])
+def test_wrong_command_types_are_type_errors(command) -> None:
+    with pytest.raises(TypeError, match="command"):
+        measure_peak_rss(command)
+
+
+@pytest.mark.parametrize("cwd", [3, b"/tmp", ["/tmp"]])
+def test_wrong_cwd_type_is_a_type_error_before_launch(cwd, tmp_path) -> None:
+    marker = tmp_path / "ran"
+    with pytest.raises(TypeError, match="cwd"):
+        measure_peak_rss([sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"], cwd=cwd)
+    assert not marker.exists()

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from torchscan.measure.arguments import ArgumentTypeError, DeviceUnavailableError
+
 
 @dataclass(frozen=True)
 class Device:
@@ -29,15 +31,17 @@ class Device:
 def resolve_device(device: object) -> Device:
     """Normalise and check ``device`` (a ``str`` or ``torch.device``) without touching any tensor.
 
-    Raises ``TypeError`` for other argument types, ``RuntimeError`` for an unavailable CUDA/MPS
-    device or an index out of range, and ``NotImplementedError`` for any other device type.
+    Raises ``TypeError`` for other argument types, ``ValueError`` for a string that is no device,
+    :class:`DeviceUnavailableError` (a ``ValueError`` and a ``RuntimeError``) for an unavailable
+    CUDA/MPS device or an index out of range, and ``NotImplementedError`` for any other device type.
+    Every message names the device as requested.
     """
     if not isinstance(device, str | torch.device):
-        raise TypeError(f"device must be a str or torch.device, got {type(device).__name__}")
+        raise ArgumentTypeError(f"device must be a str or torch.device, got {type(device).__name__}")
     try:
         parsed = torch.device(device)
-    except RuntimeError as error:
-        raise ValueError(f"invalid device {device!r}") from error
+    except (RuntimeError, ValueError) as error:
+        raise ValueError(f"invalid device {device!r}: {error}") from error
     requested = str(parsed)
     if parsed.type == "cpu":
         return Device("cpu", "cpu", torch.device("cpu"))
@@ -45,11 +49,11 @@ def resolve_device(device: object) -> Device:
         return _resolve_cuda(parsed, requested)
     if parsed.type == "mps":
         if parsed.index is not None and parsed.index >= 1:
-            raise RuntimeError(
+            raise DeviceUnavailableError(
                 f"MPS device '{requested}' is unavailable: only one MPS device ('mps' or 'mps:0') exists"
             )
         if not torch.backends.mps.is_available():
-            raise RuntimeError(
+            raise DeviceUnavailableError(
                 f"MPS device 'mps' is unavailable (torch.backends.mps.is_available() is False; "
                 f"PyTorch {torch.__version__})"
             )
@@ -62,14 +66,21 @@ def resolve_device(device: object) -> Device:
 
 def _resolve_cuda(parsed: torch.device, requested: str) -> Device:
     if not torch.cuda.is_available():
-        raise RuntimeError(
+        raise DeviceUnavailableError(
             f"CUDA device '{requested}' is unavailable (torch.cuda.is_available() is False; "
             f"PyTorch {torch.__version__})"
         )
-    index = torch.cuda.current_device() if parsed.index is None else parsed.index
-    count = torch.cuda.device_count()
+    try:
+        index = torch.cuda.current_device() if parsed.index is None else parsed.index
+        count = torch.cuda.device_count()
+    except (AssertionError, RuntimeError) as error:
+        # A CPU-only build asserts "Torch not compiled with CUDA enabled"; a broken driver raises
+        # RuntimeError. Either way the requested device is unusable, which is a bad device value.
+        raise DeviceUnavailableError(
+            f"CUDA device '{requested}' is unavailable: {error} (PyTorch {torch.__version__})"
+        ) from error
     if index >= count:
-        raise RuntimeError(f"CUDA device 'cuda:{index}' is unavailable: device count is {count}")
+        raise DeviceUnavailableError(f"CUDA device 'cuda:{index}' is unavailable: device count is {count}")
     name = f"cuda:{index}"
     return Device(name, "cuda", torch.device(name))
 

@@ -14,6 +14,7 @@ import torch
 from torchscan._version import __version__
 from torchscan.analysis.inputs import describe
 from torchscan.analysis.lock import ANALYSIS_LOCK
+from torchscan.measure.arguments import ArgumentTypeError, check_count
 from torchscan.measure.device import Device, device_name, processor_name, resolve_device, synchronizer
 from torchscan.measure.locks import TIMING_LOCK
 from torchscan.measure.stats import block_statistics
@@ -43,7 +44,7 @@ class TimingSettings:
 
 def _positive_finite(name: str, value: object) -> int | float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{name} must be a finite int or float > 0, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{name} must be a finite int or float > 0, got {type(value).__name__}")
     try:
         as_float = float(value)
     except OverflowError:
@@ -56,16 +57,21 @@ def _positive_finite(name: str, value: object) -> int | float:
 def validate_timing_settings(
     work_units: object, work_unit: object, warmup: object, min_run_time: object, min_repeats: object
 ) -> TimingSettings:
-    """Check the timing arguments in the order of workloads.md 5.1; ``ValueError`` names the parameter."""
+    """Check the timing arguments in the order of workloads.md 5.1; the error names the parameter.
+
+    A wrong type (``True``, ``"1"``, ``1.5`` for a count) is an :class:`ArgumentTypeError`, which is
+    both the ``TypeError`` of issue #11 and the ``ValueError`` of the chapter; a bad value is a
+    ``ValueError``.
+    """
     units = _positive_finite("work_units", work_units)
     run_time = _positive_finite("min_run_time", min_run_time)
-    if type(warmup) is not int or warmup < 0:
-        raise ValueError(f"warmup must be an int >= 0, got {warmup!r}")
-    if type(min_repeats) is not int or min_repeats < 2:
-        raise ValueError(f"min_repeats must be an int >= 2, got {min_repeats!r}")
-    if not isinstance(work_unit, str) or not work_unit.strip():
+    warmup_count = check_count("warmup", warmup, 0)
+    repeats = check_count("min_repeats", min_repeats, 2)
+    if not isinstance(work_unit, str):
+        raise ArgumentTypeError(f"work_unit must be a str, got {type(work_unit).__name__}")
+    if not work_unit.strip():
         raise ValueError(f"work_unit must be a non-blank string, got {work_unit!r}")
-    return TimingSettings(units, work_unit, warmup, run_time, min_repeats)
+    return TimingSettings(units, work_unit, warmup_count, run_time, repeats)
 
 
 def load_timer() -> Any:

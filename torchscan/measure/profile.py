@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from torchscan.analysis.lock import ANALYSIS_LOCK
+from torchscan.measure.arguments import check_count, check_output_path
 from torchscan.measure.device import Device, resolve_device, synchronizer
 from torchscan.measure.locks import MEMORY_LOCK
 from torchscan.report.diagnostics import diagnostic
@@ -41,14 +42,17 @@ def profile_workload(
     one instrumented call spent time and promises no gain from changing it. Judge a change with fresh
     ``measure_latency`` runs plus an output check.
 
-    Raises ``TypeError`` (not callable), ``ValueError`` (bad ``limit``), ``RuntimeError`` /
-    ``NotImplementedError`` (device), ``FileExistsError`` (``trace_path`` exists) before the workload
-    runs; the workload's own exception propagates unchanged.
+    Raises, before the workload runs: ``TypeError`` (not callable; ``limit`` not an int or a bool;
+    ``trace_path`` not a str/PathLike; ``device`` not a str/torch.device), ``ValueError`` (``limit <
+    1``; ``trace_path`` empty, a directory, or in a missing, non-directory or unwritable folder; a
+    malformed or unavailable device), ``NotImplementedError`` (other device types) and
+    ``FileExistsError`` (``trace_path`` exists). The workload's own exception propagates unchanged.
     """
     if not callable(workload):
         raise TypeError("workload must be callable")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+    check_count("limit", limit, 1)
+    # Checked before the call: the profiler's export into a missing folder fails silently.
+    trace = None if trace_path is None else check_output_path("trace_path", trace_path)
     resolved = resolve_device(device)
     profiler = torch.profiler
     activities = [profiler.ProfilerActivity.CPU]
@@ -58,17 +62,17 @@ def profile_workload(
         device_time_supported = True
     sync = synchronizer(resolved)
     with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
-        if trace_path is not None and os.path.lexists(trace_path):
-            raise FileExistsError(
-                f"trace_path already exists and is never overwritten: {os.fspath(trace_path)}"
-            )
+        if trace is not None and os.path.lexists(trace):
+            raise FileExistsError(f"trace_path already exists and is never overwritten: {trace}")
         sync()
         with profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
             workload()
             sync()
         events = prof.key_averages(group_by_input_shape=True)
-        if trace_path is not None:
-            prof.export_chrome_trace(os.fspath(trace_path))
+        if trace is not None:
+            prof.export_chrome_trace(trace)
+            if not os.path.exists(trace):  # the export reports no failure of its own
+                raise OSError(f"trace_path was not written by the profiler: {trace}")
     rows = [_row(event, device_time_supported) for event in events]
     # sorted(reverse=True) is stable: equal times keep the profiler's order.
     if device_time_supported:

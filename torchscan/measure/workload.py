@@ -15,6 +15,7 @@ import torch
 
 from torchscan.analysis.inputs import describe
 from torchscan.measure import latency as timing
+from torchscan.measure.arguments import ArgumentTypeError, check_bool
 from torchscan.measure.device import Device, resolve_device
 from torchscan.measure.profile import profile_workload
 from torchscan.process.memory import NoMemoryEventsError, measure_peak_memory
@@ -98,6 +99,8 @@ def measure_workload(
         raise TypeError("workload must be callable")
     settings = timing.validate_timing_settings(work_units, work_unit, warmup, min_run_time, min_repeats)
     selected = _validate_metrics(metrics)
+    check_bool("profile", profile)
+    check_bool("print_summary", print_summary)
     command = None if rss_command is None else validate_command(rss_command, name="rss_command")
     resolved = resolve_device(device)
     tracked = _TrackedWorkload(workload)
@@ -177,8 +180,12 @@ def _measure_flops(workload: Callable[[], Any]) -> Any:
 def _validate_metrics(metrics: object) -> set[str]:
     allowed = ", ".join(METRICS)
     if isinstance(metrics, str | bytes) or not isinstance(metrics, Sequence):
-        raise ValueError(f"metrics must be a sequence of metric names (allowed: {allowed}), got {metrics!r}")
-    unknown = [name for name in metrics if not isinstance(name, str) or name not in METRICS]
+        raise ArgumentTypeError(
+            f"metrics must be a sequence of metric names (allowed: {allowed}), got {type(metrics).__name__}"
+        )
+    if not all(isinstance(name, str) for name in metrics):
+        raise ArgumentTypeError(f"metrics must contain only str names (allowed: {allowed})")
+    unknown = [name for name in metrics if name not in METRICS]
     if unknown:
         raise ValueError(f"unknown metrics {unknown!r}; allowed: {allowed}")
     return set(metrics)

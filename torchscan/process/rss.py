@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from torchscan.measure.arguments import ArgumentTypeError
 from torchscan.report.schema import MetricResult, metric_result
 
 # The intermediary's whole program. argv: [-c, <report fd>, <command...>]. It writes one line:
@@ -55,11 +56,22 @@ _RSS_MULTIPLIER = {"linux": 1024, "darwin": 1}  # ru_maxrss is KiB on Linux, byt
 
 
 def validate_command(command: object, *, name: str = "command") -> list[str]:
-    """Return ``command`` as a list, or raise ``ValueError`` unless it is a non-empty sequence of str."""
-    if isinstance(command, str | bytes) or not isinstance(command, Sequence) or not command:
+    """Return ``command`` as a list if it is a non-empty sequence of ``str``.
+
+    A ``str``/``bytes``, a non-sequence or a non-``str`` element is an :class:`ArgumentTypeError` (a
+    ``TypeError`` that is also the chapter's ``ValueError``); an empty sequence is a ``ValueError``.
+    """
+    if isinstance(command, str | bytes) or not isinstance(command, Sequence):
+        raise ArgumentTypeError(
+            f"{name} must be a non-empty sequence of strings (executable first, then arguments), "
+            f"got {type(command).__name__}"
+        )
+    if not command:
         raise ValueError(f"{name} must be a non-empty sequence of strings (executable first, then arguments)")
     if not all(isinstance(part, str) for part in command):
-        raise ValueError(f"{name} must be a non-empty sequence of strings; every element must be a str")
+        raise ArgumentTypeError(
+            f"{name} must be a non-empty sequence of strings; every element must be a str"
+        )
     return list(command)
 
 
@@ -76,11 +88,15 @@ def measure_peak_rss(command: Sequence[str], *, cwd: str | os.PathLike[str] | No
     tree (grandchildren are not included), not accelerator or container memory, and it must never be
     added to ``measure_peak_memory`` figures (the scopes overlap on unified-memory hardware).
 
-    Raises ``ValueError`` for a malformed command, ``NotImplementedError`` outside Linux/macOS (before
+    Raises ``TypeError`` (an :class:`ArgumentTypeError`, also a ``ValueError``) for a command that is
+    not a sequence of ``str`` or a ``cwd`` that is not a path, ``ValueError`` for an empty command,
+    ``NotImplementedError`` outside Linux/macOS (before
     launching anything), ``subprocess.CalledProcessError`` for a non-zero exit or a signal, and
     ``OSError`` (e.g. ``FileNotFoundError``) when the command cannot be started.
     """
     argv = validate_command(command)
+    if cwd is not None and (not isinstance(cwd, str | os.PathLike) or not isinstance(os.fspath(cwd), str)):
+        raise ArgumentTypeError(f"cwd must be None, a str or an os.PathLike of str, got {type(cwd).__name__}")
     multiplier = _RSS_MULTIPLIER.get(sys.platform)
     if multiplier is None or not hasattr(os, "wait4"):
         raise NotImplementedError(
