@@ -55,7 +55,7 @@ Estimate = tuple[int | None, int | None, int | None]  # (module_flops, macs, dma
 
 def _meta(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
-        return TensorMeta(tuple(value.shape), value.dtype)
+        return TensorMeta(value.shape, value.dtype)  # torch.Size is a tuple: no copy
     if isinstance(value, list | tuple):
         return tuple(_meta(v) for v in value)
     return value
