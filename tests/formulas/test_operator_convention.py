@@ -174,6 +174,15 @@ def test_counted_rows(case):
     assert report["total"]["value"] == sum(expected.values())
 
 
+def test_in_place_metadata_ops_and_arg_extrema():
+    x = torch.arange(6.0).reshape(2, 3)
+    report = measure_flops(lambda: (x.clone().as_strided_((3, 2), (2, 1)), x.argmax(), x.argmin(dim=1)))
+    assert report["total"]["status"] == "complete"
+    assert report["ignored_operators"]["aten.as_strided_"]["reason"] == "Metadata-only tensor view."
+    # argmax over 6 values: 5 comparisons; argmin along rows of 3 into 2 outputs: 6 − 2 = 4
+    assert report["by_operator"] == {"aten.argmax": 5, "aten.argmin": 4}
+
+
 def test_integer_add_still_counts_zero():
     ints = torch.ones(3, dtype=torch.int64)
     report = measure_flops(lambda: ints + 1)

@@ -60,9 +60,10 @@ PROFILER_REASON = "Profiler bookkeeping is excluded from FLOPs."
 
 _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
     _VIEW: (
-        # detach_ (the in-place detach) reaches the observer under inference mode (real-models.md 2.3)
-        "_unsafe_view", "alias", "as_strided", "detach", "detach_", "expand", "narrow", "permute",
-        "select", "slice", "squeeze", "squeeze_", "t", "transpose", "unbind", "unsqueeze", "view",
+        # detach_ and as_strided_ (in-place metadata changes) are observed in real models (zoo)
+        "_unsafe_view", "alias", "as_strided", "as_strided_", "detach", "detach_", "expand", "narrow",
+        "permute", "select", "slice", "squeeze", "squeeze_", "t", "transpose", "unbind", "unsqueeze",
+        "view",
     ),
     _MOVE: (
         "_to_copy", "cat", "clone", "contiguous", "copy_", "split", "split_with_sizes", "unsafe_split",
@@ -338,6 +339,13 @@ def _extremum(args: tuple, kwargs: dict, out: object) -> int:
     """Binary (second tensor): ``out`` comparisons; reduction: ``max(in − values_out, 0)``."""
     if isinstance(arg(args, kwargs, 1, "other"), torch.Tensor):
         return elements(out)
+    return max(elements(args[0]) - elements(out), 0)
+
+
+@_register("argmax", "argmin", rule=involves_floating)
+def _arg_extremum(args: tuple, kwargs: dict, out: object) -> int:
+    """``max(in − out, 0)`` comparisons, as the ``max``/``min`` reduction; the integer result does not
+    make floating comparisons free (the input rule decides)."""
     return max(elements(args[0]) - elements(out), 0)
 
 
