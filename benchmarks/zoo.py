@@ -28,7 +28,8 @@ from typing import Any
 
 # The zoo measures the library of the checkout it lives in, even where an environment's editable
 # install points at another copy (CI reinstalls the project from its own clone).
-sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch
 import zoo_models
@@ -59,12 +60,16 @@ def missing_names(diagnostics: list[dict[str, Any]]) -> dict[str, list[str]]:
     operators: set[str] = set()
     modules: set[str] = set()
     functional: set[str] = set()
+    errors: set[str] = set()
     for entry in diagnostics:
         code = entry["code"]
         if code in ("uncounted_operator", "unsupported_operator_formula", "incomplete_operator_formula"):
             operators.add(entry.get("operator", "?"))
         elif code == "unestimated_functional_work":
             functional.update(_OPERATOR_LISTING.findall(entry["message"]))
+        elif code == "module_metric_error":
+            # A formula that raised (e.g. an Embedding subclass with its own forward): name the row.
+            errors.add(f"{entry.get('path', '?')} ({entry['message'][:80]})")
         elif code == "unsupported_module_metric":
             found = _UNSUPPORTED.search(entry["message"])
             modules.add(found.group(1) if found else entry.get("path", "?"))
@@ -72,6 +77,7 @@ def missing_names(diagnostics: list[dict[str, Any]]) -> dict[str, list[str]]:
         "uncounted_operators": sorted(operators),
         "unsupported_modules": sorted(modules),
         "unestimated_functional_operators": sorted(functional),
+        "module_metric_errors": sorted(errors),
     }
 
 
@@ -227,6 +233,7 @@ def _missing_cell(entry: dict[str, Any]) -> str:
         *(f"op `{name}`" for name in missing.get("uncounted_operators", [])),
         *(f"module `{name}`" for name in missing.get("unsupported_modules", [])),
         *(f"functional `{name}`" for name in missing.get("unestimated_functional_operators", [])),
+        *(f"error at `{name}`" for name in missing.get("module_metric_errors", [])),
         *(f"inference_mode op `{name}`" for name in entry.get("inference_mode_only_uncounted", [])),
     ]
     return ", ".join(parts) or "—"

@@ -70,11 +70,13 @@ def test_missing_names_reads_every_code() -> None:
         },
         {"code": "unsupported_module_metric", "message": "Module type not supported: GELUActivation"},
         {"code": "something_else", "message": "Module type not supported: Ignored"},
+        {"code": "module_metric_error", "message": "NotImplementedError: boom", "path": "decoder.pos"},
     ]
     assert zoo.missing_names(diagnostics) == {
         "uncounted_operators": ["aten.foo"],
         "unsupported_modules": ["GELUActivation"],
         "unestimated_functional_operators": ["aten.add", "aten.gather"],
+        "module_metric_errors": ["decoder.pos (NotImplementedError: boom)"],
     }
 
 
@@ -124,7 +126,8 @@ def _check_entry(entry: dict[str, Any], spec: zoo_models.ZooSpec) -> None:
     model, _, _ = spec.build()
     assert entry["parameters"] == sum(parameter.numel() for parameter in model.parameters())
     missing = entry["missing"]
-    named_module_gaps = missing["unsupported_modules"] + missing["unestimated_functional_operators"]
+    named_module_gaps = [*missing["unsupported_modules"], *missing["unestimated_functional_operators"]]
+    named_module_gaps += missing["module_metric_errors"]
     for name in zoo.COMPUTE:
         assert entry[name]["status"] in ("complete", "partial")
         if entry[name]["status"] != "complete":
