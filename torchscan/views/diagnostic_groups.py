@@ -66,14 +66,22 @@ def group_diagnostics(report: Mapping[str, Any]) -> list[DiagnosticGroup]:
 
     Sorted by count (descending), then code, then subject, so equal reports give equal output.
     Module types come from the diagnostic's ``class_path`` or, failing that, from the layer at its
-    path; a path no layer has keeps its subject empty rather than guessing.
+    path (with the class path another diagnostic records for that type name, when unambiguous); a
+    path no layer has keeps its subject empty rather than guessing.
     """
     types: dict[str, str] = {}
     for layer in report.get("layers", ()):
         types.setdefault(layer["path"], layer["type"])
+    entries = list(report.get("diagnostics", ()))
+    # A diagnostic without a class path borrows the one another diagnostic records for the same
+    # type name, when exactly one class of that name appears (two ``Block`` classes stay apart).
+    known: dict[str, set[str]] = {}
+    for entry in entries:
+        if "class_path" in entry:
+            known.setdefault(entry["class_path"].rpartition(".")[2], set()).add(entry["class_path"])
     groups: dict[tuple[str, str, str | None], DiagnosticGroup] = {}
     paths_seen: dict[tuple[str, str, str | None], set[str]] = {}
-    for entry in report.get("diagnostics", ()):
+    for entry in entries:
         code = entry["code"]
         class_path = entry.get("class_path")
         path = entry.get("path")
@@ -83,6 +91,8 @@ def group_diagnostics(report: Mapping[str, Any]) -> list[DiagnosticGroup]:
             subject = class_path.rpartition(".")[2]
         elif path is not None:
             subject = types.get(path, "")
+            candidates = known.get(subject, set())
+            class_path = next(iter(candidates)) if len(candidates) == 1 else None
         else:
             subject = ""
         key = (code, subject, class_path)
