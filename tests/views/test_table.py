@@ -179,3 +179,9 @@ def test_bad_table_options_are_refused_before_the_model_runs(
     with pytest.raises(error, match=text):
         summary(Spy(), (2,), **options)
     assert calls == [] and capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("flag", ["receptive_field", "effective_rf_stats", "operator_flops"])
+def test_format_table_flags_are_booleans(report: dict[str, Any], flag: str) -> None:
+    with pytest.raises(TypeError, match=flag):
+        format_table(report, **{flag: "no"})

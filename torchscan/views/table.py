@@ -224,6 +224,13 @@ def format_table(
     columns = list(
         check_table_options(col_names=col_names, max_depth=max_depth, fold=fold, wrap_mode=wrap_mode)
     )
+    for name, flag in (
+        ("receptive_field", receptive_field),
+        ("effective_rf_stats", effective_rf_stats),
+        ("operator_flops", operator_flops),
+    ):
+        if not isinstance(flag, bool):  # "no" is truthy: a mistyped flag must not mean "on"
+            raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
     extra = [
         *(["receptive_field"] if receptive_field else []),
         *(["effective_stride", "effective_padding"] if effective_rf_stats else []),
