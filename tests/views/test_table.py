@@ -185,3 +185,35 @@ def test_bad_table_options_are_refused_before_the_model_runs(
 def test_format_table_flags_are_booleans(report: dict[str, Any], flag: str) -> None:
     with pytest.raises(TypeError, match=flag):
         format_table(report, **{flag: "no"})
+
+
+class Looped(nn.Module):
+    """A ModuleList that is never called itself (its items sit two levels down) and a shared ReLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.shared = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm(x)
+        for block in self.blocks:
+            x = self.shared(block(x))
+        return x
+
+
+def test_hidden_calls_of_an_uncalled_container_are_summed_into_the_root() -> None:
+    report = json.loads(json.dumps(crawl_module(Looped(), (4,))))
+    text = format_table(report, max_depth=1, col_names=["params", "module_flops"])
+    rows = [line.split("  ") for line in text.splitlines()[3:7]]
+    cells = [[cell.strip() for cell in row if cell.strip()] for row in rows]
+    # Each Linear(4, 4): 20 params, 4 outputs x (2*4 - 1 + 1 bias) = 32 FLOPs; LayerNorm(4) 34;
+    # ReLU 4 per call. The root carries the three hidden Linear calls: 60 params, 96 FLOPs.
+    assert cells == [
+        ["looped", "Looped", "60 Σ", "96 Σ"],
+        ["├─ norm", "LayerNorm", "8", "34"],
+        ["├─ shared", "ReLU", "0", "4"],
+        ["└─ (×2) shared #1 … shared #2", "ReLU", "0", "8"],
+    ]
+    assert report["totals"]["module_flops"]["value"] == 96 + 34 + 4 + 8 == 142
