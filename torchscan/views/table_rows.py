@@ -162,9 +162,9 @@ class RowModel:
             if layer["call_index"]:
                 name += f" #{layer['call_index']}"
             if last_sibling is not None:  # a fold starts here: name its first and last block
-                last = _relative(last_sibling.path, parent)
-                last_call = layers[last_sibling.index]["call_index"]
-                name = f"(×{len(nodes)}) {name} … {last}" + (f" #{last_call}" if last_call else "")
+                final = _relative(last_sibling.path, parent)
+                final_call = layers[last_sibling.index]["call_index"]
+                name = f"(×{len(nodes)}) {name} … {final}" + (f" #{final_call}" if final_call else "")
             elif len(nodes) > 1:
                 name += f" (×{len(nodes)})"  # inside a fold: this row sums every block's call
             indices = [node.index for node in nodes]
