@@ -28,6 +28,7 @@ from torchscan.report.schema import (
     SCHEMA_VERSION,
     Diagnostic,
     FlopReport,
+    MetricResult,
     metric_result,
 )
 
@@ -44,6 +45,31 @@ ATTENTION_REASON = (
 CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED = range(6)
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 _FLOAT_MAX_INT = int(sys.float_info.max)
+
+# Workload phases (training-and-hardware.md 1), in report order; indexes into the per-phase tallies.
+PHASES = ("forward", "backward", "optimizer", "recompute")
+FORWARD, BACKWARD, OPTIMIZER, RECOMPUTE = range(4)
+_graph_task_id = torch._C._current_graph_task_id
+_grad_enabled = torch.is_grad_enabled
+
+
+def _current_phase(optimizer_depth: int) -> int:
+    """The phase of the operator being dispatched now (two C calls; runs for every operator).
+
+    ``optimizer`` while an ``Optimizer.step`` runs (the observer's global step hooks keep
+    ``optimizer_depth``). Otherwise the autograd engine reports a graph task id other than -1 while it
+    executes backward nodes (on its worker threads too). The engine runs backward nodes with grad
+    mode equal to ``create_graph`` (off for ``loss.backward()``), while ``torch.utils.checkpoint``
+    re-runs the forward under ``torch.enable_grad()`` from inside the engine (the non-reentrant
+    variant from a saved-tensor unpack hook, the reentrant one from ``CheckpointFunction.backward``):
+    grad mode on inside the engine therefore means ``recompute``. A ``create_graph=True`` backward
+    also runs with grad mode on, so its operators are reported as ``recompute`` (documented limit).
+    """
+    if optimizer_depth:
+        return OPTIMIZER
+    if _graph_task_id() == -1:
+        return FORWARD
+    return RECOMPUTE if _grad_enabled() else BACKWARD
 
 
 def _is_composite(func: Any) -> bool:
@@ -255,6 +281,51 @@ class OperatorObserver(TorchDispatchMode):
         self.uncounted: dict[str, int] = {}
         self.unsupported: dict[str, str] = {}
         self.incomplete: dict[str, str] = {}
+        self.phase_flops = [0, 0, 0, 0]  # indexed by FORWARD, BACKWARD, OPTIMIZER, RECOMPUTE
+        self.phase_gaps = [False, False, False, False]  # a phase had an operator not counted in full
+        self.optimizer_depth = 0
+        self._step_hooks: list[Any] = []
+        self._entered = 0
+
+    # --- optimizer phase: PyTorch's global optimizer step hooks, held while the mode is active ---
+
+    def _step_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.optimizer_depth += 1
+
+    def _step_post_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self.optimizer_depth = max(self.optimizer_depth - 1, 0)
+
+    def __enter__(self) -> OperatorObserver:
+        # The mode re-enters itself to observe decompositions: hooks are installed once, outermost.
+        if self._entered == 0:
+            from torch.optim import optimizer as optim_module
+
+            self._step_hooks = [
+                optim_module.register_optimizer_step_pre_hook(self._step_pre_hook),
+                optim_module.register_optimizer_step_post_hook(self._step_post_hook),
+            ]
+        self._entered += 1
+        try:
+            super().__enter__()
+        except BaseException:
+            self._release_step_hooks()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            super().__exit__(*exc_info)
+        finally:
+            self._release_step_hooks()
+
+    def _release_step_hooks(self) -> None:
+        self._entered -= 1
+        if self._entered == 0:
+            hooks, self._step_hooks = self._step_hooks, []
+            for handle in hooks:
+                handle.remove()
+            # a step that raised never ran its post hook: the next observation starts clean
+            self.optimizer_depth = 0
 
     def _resolve(self, func: Any) -> _Entry:
         """Decide once per overload how its calls are counted (the decision is cached).
@@ -307,6 +378,10 @@ class OperatorObserver(TorchDispatchMode):
             entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
         out = func(*args, **kwargs)
         flops, complete, ignored = self._count(entry, args, kwargs, out)
+        phase = _current_phase(self.optimizer_depth)
+        self.phase_flops[phase] += flops
+        if not complete:
+            self.phase_gaps[phase] = True
         if self.sink is not None:
             self.sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
@@ -419,6 +494,19 @@ class OperatorObserver(TorchDispatchMode):
         ]
         return entries
 
+    def phase_results(self) -> dict[str, MetricResult]:
+        """``by_phase``: one result per phase; complete unless an operator of it was not counted."""
+        return {
+            name: metric_result(
+                "partial" if self.phase_gaps[index] else "complete",
+                self.phase_flops[index],
+                unit="FLOPs",
+                scope="workload_phase",
+                method=OPERATOR_METHOD,
+            )
+            for index, name in enumerate(PHASES)
+        }
+
     def report(self) -> FlopReport:
         """The :class:`FlopReport` of everything observed so far."""
         diagnostics = self.diagnostics()
@@ -438,6 +526,7 @@ class OperatorObserver(TorchDispatchMode):
                 "counting_convention": COUNTING_CONVENTION,
             },
             "total": total,
+            "by_phase": self.phase_results(),
             "by_module": {k: v for k, v in sorted(self.by_module.items()) if k != "Global"},
             "by_operator": dict(sorted(self.by_operator.items())),
             "ignored_operators": {
@@ -460,6 +549,10 @@ def not_requested_report() -> FlopReport:
             "counting_convention": COUNTING_CONVENTION,
         },
         "total": metric_result("unavailable", unit="FLOPs", scope="workload", method=NOT_REQUESTED),
+        "by_phase": {
+            name: metric_result("unavailable", unit="FLOPs", scope="workload_phase", method=NOT_REQUESTED)
+            for name in PHASES
+        },
         "by_module": {},
         "by_operator": {},
         "ignored_operators": {},

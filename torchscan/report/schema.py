@@ -210,6 +210,8 @@ class FlopReport(TypedDict):
     schema_version: int
     context: FlopContext
     total: MetricResult
+    # exactly forward, backward, optimizer, recompute (training-and-hardware.md 1); sums to total
+    by_phase: dict[str, MetricResult]
     by_module: dict[str, int]
     by_operator: dict[str, int]
     ignored_operators: dict[str, IgnoredOperator]

@@ -234,6 +234,28 @@ def _check_ownership(layers: list[dict[str, Any]], calls: set[tuple[str, int]], 
                 raise _fail(location, "a covered call carries no value of its own for that metric")
 
 
+_PHASES = ("forward", "backward", "optimizer", "recompute")
+
+
+def _check_phases(flops: dict[str, Any], where: str) -> None:
+    """``by_phase``: exactly the four phases, FLOPs results whose known values sum to the total's."""
+    location = _child(where, "by_phase")
+    phases = _object(flops, "by_phase", where)
+    if sorted(phases) != sorted(_PHASES):
+        raise _fail(location, "must have exactly the keys forward, backward, optimizer, recompute")
+    for name in _PHASES:
+        check_metric_result(phases[name], _child(location, name))
+        if phases[name]["unit"] != "FLOPs" or phases[name]["scope"] != "workload_phase":
+            raise _fail(_child(location, name), "must have unit FLOPs and scope workload_phase")
+    known = [phases[name]["known_value"] for name in _PHASES]
+    total = flops["total"]["known_value"]
+    if total is None:
+        if any(value is not None for value in known):
+            raise _fail(location, "phases carry no value when the total is unavailable")
+    elif None in known or sum(known) != total:
+        raise _fail(location, "phase known values must sum exactly to total.known_value")
+
+
 def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root: str) -> None:
     where = _child(root, "operator_flops")
     flops = _object(report, "operator_flops", root)
@@ -242,6 +264,7 @@ def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root:
         raise _fail(_child(where, "schema_version"), "operator schema_version must be the integer 1")
     _object(flops, "context", where)
     check_metric_result(flops.get("total"), _child(where, "total"))
+    _check_phases(flops, where)
     for key in ("by_module", "by_operator"):
         for label, count in _object(flops, key, where).items():
             if not is_count(count):

@@ -1,0 +1,307 @@
+"""Backward and loss kernels of a training step (training-and-hardware.md 2), ``torchscan_flops_v1``.
+
+Each formula counts the element-wise arithmetic of the gradient that the kernel computes, derived
+from its forward counterpart's derivative (the derivation is in each docstring). Convention as in
+formulas.md B.8: a multiply, add, subtract, divide, comparison, ``exp`` or ``erf`` costs 1, a
+``tanh`` 6 and a ``sigmoid`` 4; selection, zero-filling and scattering a value move data and cost 0.
+Reductions of ``k`` values cost ``k − 1`` adds and a mean one more divide. ``convolution_backward``
+is PyTorch's own native formula and is not repeated here.
+
+:data:`BACKWARD_FORMULAS` maps bare operator names to formulas; ``operators`` registers them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from torchscan.formulas.attention_ops import SDPA_DROPOUT_REASON, SDPA_SHAPE_REASON
+from torchscan.formulas.operator_common import (
+    OperatorFormula,
+    UnsupportedOperatorFormula,
+    arg,
+    dim_size,
+    elements,
+)
+
+__all__ = ["BACKWARD_FORMULAS", "IGNORED_BACKWARD"]
+
+IGNORED_BACKWARD = ("slice_backward", "select_backward", "expand_backward", "unfold_backward")
+"""Backward kernels of views: they zero-fill and copy the gradient into place (data movement)."""
+
+
+def _grad(args: tuple) -> int:
+    return elements(args[0])
+
+
+# --- activations ---------------------------------------------------------------------------------
+
+
+def threshold_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, threshold)``: ``grad if self > threshold else 0``: 1 comparison per element."""
+    return _grad(args)
+
+
+def sigmoid_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, y)`` with ``y = σ(x)``: ``grad·y·(1 − y)``: subtract, two multiplies, ``3N``."""
+    return 3 * _grad(args)
+
+
+def tanh_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, y)`` with ``y = tanh(x)``: ``grad·(1 − y²)``: square, subtract, multiply, ``3N``."""
+    return 3 * _grad(args)
+
+
+def silu_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, x)``: ``grad·s·(1 + x·(1 − s))`` with ``s = σ(x)`` recomputed: ``4 + 5 = 9N``.
+
+    σ 4; then ``1 − s``, ``x·``, ``1 +``, ``s·``, ``grad·`` 5.
+    """
+    return 9 * _grad(args)
+
+
+def gelu_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, x, approximate)``: ``11N`` exact, ``24N`` with the tanh approximation.
+
+    Exact: ``Φ(x) + x·φ(x)``; ``Φ = 0.5·(1 + erf(x/√2))`` 4 (scale, erf, add, halve), ``φ =
+    exp(−x²/2)/√(2π)`` 4 (square, scale, exp, scale), ``x·φ``, the add and ``grad·`` 3.
+    tanh: ``u = c·(x + a·x³)`` 5 (cube 2, scale, add, scale), ``t = tanh(u)`` 6, ``0.5·(1 + t)`` 2,
+    ``u' = c·(1 + 3a·x²)`` 4, ``0.5·x·(1 − t²)·u'`` 5, the add and ``grad·`` 2.
+    """
+    cost = {"none": 11, "tanh": 24}.get(kwargs.get("approximate", arg(args, kwargs, 2, "approximate", "none")))
+    if cost is None:
+        raise UnsupportedOperatorFormula("GELU estimates support only 'none' and 'tanh' approximations.")
+    return cost * _grad(args)
+
+
+# --- softmax family ------------------------------------------------------------------------------
+
+
+def _rows(tensor: object, dim: int) -> tuple[int, int]:
+    n = elements(tensor)
+    width = dim_size(tensor, dim)  # type: ignore[arg-type]
+    return n, (n // width if width else 0)
+
+
+def softmax_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, y, dim, dtype)``: ``y·(grad − Σ grad·y)``: product N, row sums ``N − R``, subtract N,
+    multiply N: ``4N − R``."""
+    n, r = _rows(args[1], args[2])
+    return 4 * n - r
+
+
+def log_softmax_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, y, dim, dtype)``: ``grad − exp(y)·Σ grad``: row sums ``N − R``, exp N, multiply N,
+    subtract N: ``4N − R``."""
+    n, r = _rows(args[1], args[2])
+    return 4 * n - r
+
+
+# --- normalization -------------------------------------------------------------------------------
+
+
+def _norm_backward(n: int, rows: int, params: int, weight: bool, mask: list[bool]) -> int:
+    """Normalization backward over ``n`` elements, statistics of ``rows`` groups, ``params`` affine
+    entries, with ``output_mask = [input, weight, bias]``.
+
+    ``x̂ = (x − mean)·rstd`` 2N (when any of dx, dw is wanted); dx: ``g' = g·w`` (W·N),
+    ``rstd·(g' − mean(g') − x̂·mean(g'·x̂))``: two means 2N (adds and one divide per element-row
+    share: ``N − R + R``), product N, ``x̂·`` N, two subtracts 2N, ``rstd·`` N: ``7N + W·N``; dw:
+    ``Σ g·x̂``: ``N + (N − params)``; db: ``Σ g``: ``N − params``.
+    """
+    count = 2 * n if (mask[0] or mask[1]) else 0
+    if mask[0]:
+        count += 7 * n + weight * n
+    if mask[1] and weight:
+        count += 2 * n - params
+    if mask[2] and weight:
+        count += n - params
+    return count
+
+
+def _mask(value: object) -> list[bool]:
+    return [bool(item) for item in value] if value is not None else [True, True, True]  # type: ignore[attr-defined]
+
+
+def layer_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, input, normalized_shape, mean, rstd, weight, bias, output_mask)``: :func:`_norm_backward`
+    with ``R = N / prod(normalized_shape)`` rows and ``prod(normalized_shape)`` affine entries."""
+    n, row = elements(args[1]), math.prod(args[2])
+    if row == 0:
+        raise UnsupportedOperatorFormula("LayerNorm FLOPs require a nonempty normalized row.")
+    return _norm_backward(n, n // row, row, args[5] is not None, _mask(args[7]))
+
+
+def group_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, input, mean, rstd, weight, N, C, HxW, groups, output_mask)``: :func:`_norm_backward`
+    with ``N·groups`` statistics rows and ``C`` affine entries."""
+    batch, channels, groups = args[5], args[6], args[8]
+    if groups <= 0:
+        raise UnsupportedOperatorFormula("GroupNorm FLOPs require a nonempty normalized group.")
+    return _norm_backward(elements(args[1]), batch * groups, channels, args[4] is not None, _mask(args[9]))
+
+
+def batch_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, mask)``.
+
+    Training: :func:`_norm_backward` with ``C`` statistics rows and ``C`` affine entries. Evaluation
+    (fixed statistics): ``invstd = rsqrt(var + eps)`` 2C, dx ``= g·w·invstd`` ``(1 + W)·N``, x̂ 2N for
+    dw ``Σ g·x̂`` ``N + (N − C)``, db ``N − C``.
+    """
+    inputs, weight, train, mask = args[1], args[2] is not None, args[7], _mask(args[9])
+    n = elements(inputs)
+    channels = dim_size(inputs, 1) if inputs.dim() > 1 else 1
+    if train:
+        return _norm_backward(n, channels, channels, weight, mask)
+    count = 2 * channels
+    if mask[0]:
+        count += (1 + weight) * n
+    if mask[1] and weight:
+        count += 2 * n + 2 * n - channels
+    if mask[2] and weight:
+        count += n - channels
+    return count
+
+
+# --- pooling and embedding -----------------------------------------------------------------------
+
+
+def max_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, ..., indices)``: each output gradient is added at its argmax: ``G`` adds
+    (overlapping windows accumulate)."""
+    return _grad(args)
+
+
+def _kernel_volume(kernel_size: object, rank: int) -> int:
+    if isinstance(kernel_size, int):
+        return kernel_size**rank
+    sizes = list(kernel_size)  # type: ignore[call-overload]
+    return sizes[0] ** rank if len(sizes) == 1 else math.prod(sizes)
+
+
+def avg_pool_backward(rank: int) -> OperatorFormula:
+    """Factory: ``(grad, self, kernel_size, ...)``: one divide per output gradient and ``K`` adds
+    into its window: ``G·(K + 1)``."""
+
+    def formula(args: tuple, kwargs: dict, out: object) -> int:
+        return _grad(args) * (_kernel_volume(args[2], rank) + 1)
+
+    return formula
+
+
+def adaptive_avg_pool_backward(rank: int) -> OperatorFormula:
+    """Factory: ``(grad, self)``: one divide per output gradient plus one add per visited input
+    (the forward's ``visits = prod(leading)·Π (L + O − gcd(L, O))``): ``G + visits``."""
+
+    def formula(args: tuple, kwargs: dict, out: object) -> int:
+        grad, inputs = args[0], args[1]
+        axes = zip(inputs.shape[-rank:], grad.shape[-rank:], strict=True)
+        visits = math.prod(inputs.shape[:-rank]) * math.prod(s + o - math.gcd(s, o) for s, o in axes)
+        return _grad(args) + visits
+
+    return formula
+
+
+def embedding_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, indices, num_weights, padding_idx, scale_grad_by_freq)``: each gradient row is added
+    into its weight row: ``G`` adds; ``scale_grad_by_freq`` divides each by its count: ``+G``."""
+    return _grad(args) * (1 + bool(arg(args, kwargs, 4, "scale_grad_by_freq", False)))
+
+
+# --- losses --------------------------------------------------------------------------------------
+
+_NONE, _MEAN = 0, 1  # torch's reduction enum: 0 none, 1 mean, 2 sum
+
+
+def nll_loss_forward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, weight, reduction, ignore_index)`` with ``T`` targets: picking is indexing;
+    negate T, class weight ``W·T``; a reduction sums ``T − 1``; mean divides once and, with a weight,
+    sums the picked weights ``T − 1``."""
+    targets, weight, reduction = elements(args[1]), args[2] is not None, args[3]
+    count = targets + weight * targets
+    if reduction != _NONE:
+        count += max(targets - 1, 0)
+    if reduction == _MEAN:
+        count += 1 + weight * max(targets - 1, 0)
+    return count
+
+
+def nll_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, weight, reduction, ignore_index, total_weight)``: per target
+    ``−grad·w / total_weight``: negate 1, weight W, mean divide 1; the scatter moves data."""
+    targets, weight, reduction = elements(args[2]), args[3] is not None, args[4]
+    return targets * (1 + weight + (reduction == _MEAN))
+
+
+def mse_loss(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, reduction)``: subtract N, square N; a reduction sums ``N − 1``, mean +1."""
+    n, reduction = elements(args[0]), arg(args, kwargs, 2, "reduction", _MEAN)
+    count = 2 * n
+    if reduction != _NONE:
+        count += max(n - 1, 0) + (reduction == _MEAN)
+    return count
+
+
+def mse_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, reduction)``: ``2·(x − t)·grad`` 3N; mean divides by N: ``+N``."""
+    n, reduction = elements(args[1]), arg(args, kwargs, 3, "reduction", _MEAN)
+    return 3 * n + n * (reduction == _MEAN)
+
+
+# --- attention -----------------------------------------------------------------------------------
+
+
+def cpu_sdpa_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q, k, v, out, logsumexp,
+    dropout_p, is_causal, *, attn_mask, scale)``.
+
+    Matrix products as PyTorch's ``sdpa_backward_flop_count``: recomputed scores ``2·scores·D``,
+    ``dP = dO·Vᵀ`` and ``dV = Pᵀ·dO`` ``2·scores·Dv`` each, ``dQ`` and ``dK`` ``2·scores·D`` each.
+    Element-wise: recompute ``P = exp(scale·S − lse)`` 3·scores (plus ``scores·[mask]`` for each of
+    causal and ``attn_mask``), ``Δ = rowsum(dO∘O)`` ``2·rows·Dv − rows``, ``dS = P·(dP − Δ)`` and
+    its scale 3·scores.
+    """
+    query, key, value = args[1:4]
+    if not (query.dim() == key.dim() == value.dim() == 4 and query.shape[3] == key.shape[3]):
+        raise UnsupportedOperatorFormula(SDPA_SHAPE_REASON)
+    if arg(args, kwargs, 6, "dropout_p", 0.0) != 0:
+        raise UnsupportedOperatorFormula(SDPA_DROPOUT_REASON)
+    batch, heads, targets, width = query.shape
+    sources, value_width = key.shape[2], value.shape[3]
+    rows = batch * heads * targets
+    scores = rows * sources
+    if scores == 0:
+        return 0
+    extras = bool(arg(args, kwargs, 7, "is_causal", False)) + (kwargs.get("attn_mask") is not None)
+    products = 2 * scores * (3 * width + 2 * value_width)
+    return products + scores * (6 + extras) + 2 * rows * value_width - rows
+
+
+BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
+    "threshold_backward": threshold_backward,
+    "sigmoid_backward": sigmoid_backward,
+    "tanh_backward": tanh_backward,
+    "silu_backward": silu_backward,
+    "gelu_backward": gelu_backward,
+    "_softmax_backward_data": softmax_backward,
+    "_log_softmax_backward_data": log_softmax_backward,
+    "native_layer_norm_backward": layer_norm_backward,
+    "native_group_norm_backward": group_norm_backward,
+    "native_batch_norm_backward": batch_norm_backward,
+    "max_pool2d_with_indices_backward": max_pool_backward,
+    "max_pool3d_with_indices_backward": max_pool_backward,
+    "adaptive_max_pool2d_backward": max_pool_backward,
+    "adaptive_max_pool3d_backward": max_pool_backward,
+    "avg_pool2d_backward": avg_pool_backward(2),
+    "avg_pool3d_backward": avg_pool_backward(3),
+    "_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward(2),
+    "_adaptive_avg_pool3d_backward": adaptive_avg_pool_backward(3),
+    "embedding_dense_backward": embedding_backward,
+    "nll_loss_forward": nll_loss_forward,
+    "nll_loss_backward": nll_loss_backward,
+    "nll_loss2d_forward": nll_loss_forward,
+    "nll_loss2d_backward": nll_loss_backward,
+    "mse_loss": mse_loss,
+    "mse_loss_backward": mse_loss_backward,
+    "_scaled_dot_product_flash_attention_for_cpu_backward": cpu_sdpa_backward,
+}
+"""Bare aten name -> formula ``(args, kwargs, out) -> int`` (registered with the result dtype rule)."""
