@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -50,26 +51,48 @@ _FLOAT_MAX_INT = int(sys.float_info.max)
 PHASES = ("forward", "backward", "optimizer", "recompute")
 FORWARD, BACKWARD, OPTIMIZER, RECOMPUTE = range(4)
 _graph_task_id = torch._C._current_graph_task_id
-_grad_enabled = torch.is_grad_enabled
+_current_node = torch._C._current_autograd_node
+# Absent on some releases: then only the reentrant checkpoint variant is recognised (documented).
+_top_saved_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+_CHECKPOINT_MODULE = "torch.utils.checkpoint"
+_REENTRANT_NODE = "CheckpointFunctionBackward"  # the autograd node of CheckpointFunction
 
 
-def _current_phase(optimizer_depth: int) -> int:
-    """The phase of the operator being dispatched now (two C calls; runs for every operator).
+def _in_checkpoint_recompute() -> bool:
+    """Whether the autograd engine is re-running a checkpointed forward right now.
 
-    ``optimizer`` while an ``Optimizer.step`` runs (the observer's global step hooks keep
-    ``optimizer_depth``). Otherwise the autograd engine reports a graph task id other than -1 while it
-    executes backward nodes (on its worker threads too). The engine runs backward nodes with grad
-    mode equal to ``create_graph`` (off for ``loss.backward()``), while ``torch.utils.checkpoint``
-    re-runs the forward under ``torch.enable_grad()`` from inside the engine (the non-reentrant
-    variant from a saved-tensor unpack hook, the reentrant one from ``CheckpointFunction.backward``):
-    grad mode on inside the engine therefore means ``recompute``. A ``create_graph=True`` backward
-    also runs with grad mode on, so its operators are reported as ``recompute`` (documented limit).
+    Non-reentrant ``torch.utils.checkpoint`` recomputes from a saved-tensor unpack hook, under its
+    own ``_recomputation_hook`` saved-tensor hooks (the top of the thread's default-hooks stack while
+    the recompute runs). The reentrant variant recomputes inside ``CheckpointFunction.backward``:
+    the engine's current node is then ``CheckpointFunctionBackward`` (the backward of the
+    recomputed graph is a nested graph task with its own nodes, so it stays ``backward``).
+    """
+    hooks = _top_saved_hooks(True) if _top_saved_hooks is not None else None
+    if hooks is not None:
+        pack = hooks[0]
+        if getattr(pack, "__module__", None) == _CHECKPOINT_MODULE and getattr(
+            pack, "__qualname__", ""
+        ).startswith("_recomputation_hook"):
+            return True
+    node = _current_node()
+    return node is not None and node.name() == _REENTRANT_NODE
+
+
+def current_phase(optimizer_depth: int) -> int:
+    """The phase of the operator being dispatched now (one C call outside backward).
+
+    ``optimizer`` while an ``Optimizer.step`` runs on the observing thread (the observer's global
+    step hooks keep ``optimizer_depth``). Otherwise the autograd engine reports a graph task id other
+    than -1 while it executes backward nodes (its worker threads inherit the id and this mode with
+    the caller's thread-local state): that is ``backward``, unless a checkpointed forward is being
+    re-run (:func:`_in_checkpoint_recompute`), which is ``recompute``. Grad mode is not consulted:
+    a ``create_graph=True`` backward runs with grad on and is still ``backward``.
     """
     if optimizer_depth:
         return OPTIMIZER
     if _graph_task_id() == -1:
         return FORWARD
-    return RECOMPUTE if _grad_enabled() else BACKWARD
+    return RECOMPUTE if _in_checkpoint_recompute() else BACKWARD
 
 
 def _is_composite(func: Any) -> bool:
@@ -286,20 +309,27 @@ class OperatorObserver(TorchDispatchMode):
         self.optimizer_depth = 0
         self._step_hooks: list[Any] = []
         self._entered = 0
+        self._thread = threading.get_ident()
 
     # --- optimizer phase: PyTorch's global optimizer step hooks, held while the mode is active ---
 
+    # The hooks are process-global: a step on another thread (whose operators this thread-local mode
+    # does not see) must not turn this thread's operators into optimizer work.
+
     def _step_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        self.optimizer_depth += 1
+        if threading.get_ident() == self._thread:
+            self.optimizer_depth += 1
 
     def _step_post_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        self.optimizer_depth = max(self.optimizer_depth - 1, 0)
+        if threading.get_ident() == self._thread:
+            self.optimizer_depth = max(self.optimizer_depth - 1, 0)
 
     def __enter__(self) -> OperatorObserver:
         # The mode re-enters itself to observe decompositions: hooks are installed once, outermost.
         if self._entered == 0:
             from torch.optim import optimizer as optim_module
 
+            self._thread = threading.get_ident()
             self._step_hooks = [
                 optim_module.register_optimizer_step_pre_hook(self._step_pre_hook),
                 optim_module.register_optimizer_step_post_hook(self._step_post_hook),
@@ -378,7 +408,7 @@ class OperatorObserver(TorchDispatchMode):
             entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
         out = func(*args, **kwargs)
         flops, complete, ignored = self._count(entry, args, kwargs, out)
-        phase = _current_phase(self.optimizer_depth)
+        phase = current_phase(self.optimizer_depth)
         self.phase_flops[phase] += flops
         if not complete:
             self.phase_gaps[phase] = True

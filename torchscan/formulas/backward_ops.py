@@ -5,7 +5,9 @@ from its forward counterpart's derivative (the derivation is in each docstring).
 formulas.md B.8: a multiply, add, subtract, divide, comparison, ``exp`` or ``erf`` costs 1, a
 ``tanh`` 6 and a ``sigmoid`` 4; selection, zero-filling and scattering a value move data and cost 0.
 Reductions of ``k`` values cost ``k − 1`` adds and a mean one more divide. ``convolution_backward``
-is PyTorch's own native formula and is not repeated here.
+and the matrix-product gradients (``mm``, ``bmm``, ``addmm``) are PyTorch's own native formulas and are
+not repeated here. ``N`` is the element count of the incoming gradient (``grad``) unless a docstring
+says otherwise.
 
 :data:`BACKWARD_FORMULAS` maps bare operator names to formulas; ``operators`` registers them.
 """
@@ -25,7 +27,7 @@ from torchscan.formulas.operator_common import (
 
 __all__ = ["BACKWARD_FORMULAS", "IGNORED_BACKWARD"]
 
-IGNORED_BACKWARD = ("slice_backward", "select_backward", "expand_backward", "unfold_backward")
+IGNORED_BACKWARD = ("slice_backward", "select_backward", "diagonal_backward", "unfold_backward")
 """Backward kernels of views: they zero-fill and copy the gradient into place (data movement)."""
 
 
@@ -67,10 +69,68 @@ def gelu_backward(args: tuple, kwargs: dict, out: object) -> int:
     tanh: ``u = c·(x + a·x³)`` 5 (cube 2, scale, add, scale), ``t = tanh(u)`` 6, ``0.5·(1 + t)`` 2,
     ``u' = c·(1 + 3a·x²)`` 4, ``0.5·x·(1 − t²)·u'`` 5, the add and ``grad·`` 2.
     """
-    cost = {"none": 11, "tanh": 24}.get(kwargs.get("approximate", arg(args, kwargs, 2, "approximate", "none")))
+    cost = {"none": 11, "tanh": 24}.get(arg(args, kwargs, 2, "approximate", "none"))
     if cost is None:
         raise UnsupportedOperatorFormula("GELU estimates support only 'none' and 'tanh' approximations.")
     return cost * _grad(args)
+
+
+def leaky_relu_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, slope, self_is_result)``: ``grad if x > 0 else slope·grad``: compare, multiply:
+    ``2N``."""
+    return 2 * _grad(args)
+
+
+def hardtanh_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, min, max)``: ``grad if min < x < max else 0``: two comparisons, ``2N``."""
+    return 2 * _grad(args)
+
+
+def hardsigmoid_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self)``: ``grad/6 if −3 < x < 3 else 0``: two comparisons and a divide, ``3N``."""
+    return 3 * _grad(args)
+
+
+def hardswish_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self)``: ``0`` below −3, ``grad`` above 3, else ``grad·(x/3 + 0.5)``: two
+    comparisons, divide, add, multiply: ``5N``."""
+    return 5 * _grad(args)
+
+
+def elu_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, alpha, scale, input_scale, is_result, self_or_result)``.
+
+    Positive side ``grad·scale``; negative side from the input ``grad·input_scale·scale·α·
+    exp(x·input_scale)`` or from the result ``grad·input_scale·(y + α·scale)`` (constant products
+    are scalars): comparison 1, ``grad·`` 1, then from the input scale and ``exp`` 2 and the
+    constant factor 1 (``5N``), from the result the add and the factor 2 (``4N``).
+    """
+    return (4 if arg(args, kwargs, 4, "is_result", False) else 5) * _grad(args)
+
+
+def softplus_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, beta, threshold)``: ``z = exp(β·x)``, ``grad·z/(z + 1)`` where ``β·x ≤
+    threshold`` (else ``grad``): scale, compare, exp, add, divide, multiply: ``6N``."""
+    return 6 * _grad(args)
+
+
+def log_sigmoid_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, buffer)``: ``d log σ(x)/dx = σ(−x)``: negate 1, σ 4, ``grad·`` 1: ``6N``."""
+    return 6 * _grad(args)
+
+
+def mish_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self)``: ``tanh(sp) + x·σ(x)·(1 − tanh²(sp))`` with ``sp = log(1 + exp(x))``.
+
+    ``sp`` 3 (exp, add, log), ``t = tanh`` 6, ``σ(x)`` 4, ``1 − t²`` 2, ``x·σ·(…)`` 2, the add 1,
+    ``grad·`` 1: ``19N``.
+    """
+    return 19 * _grad(args)
+
+
+def dropout_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``native_dropout_backward(grad, mask, scale)``: ``grad·mask·scale``: two multiplies, ``2N``."""
+    return 2 * _grad(args)
 
 
 # --- softmax family ------------------------------------------------------------------------------
@@ -99,45 +159,45 @@ def log_softmax_backward(args: tuple, kwargs: dict, out: object) -> int:
 # --- normalization -------------------------------------------------------------------------------
 
 
-def _norm_backward(n: int, rows: int, params: int, weight: bool, mask: list[bool]) -> int:
-    """Normalization backward over ``n`` elements, statistics of ``rows`` groups, ``params`` affine
-    entries, with ``output_mask = [input, weight, bias]``.
+def _norm_backward(n: int, params: int, weight: bool, mask: list[bool]) -> int:
+    """Normalization backward over ``n`` elements with ``params`` affine entries and
+    ``output_mask = [input, weight, bias]`` (``W`` = 1 with a weight).
 
-    ``x̂ = (x − mean)·rstd`` 2N (when any of dx, dw is wanted); dx: ``g' = g·w`` (W·N),
-    ``rstd·(g' − mean(g') − x̂·mean(g'·x̂))``: two means 2N (adds and one divide per element-row
-    share: ``N − R + R``), product N, ``x̂·`` N, two subtracts 2N, ``rstd·`` N: ``7N + W·N``; dw:
-    ``Σ g·x̂``: ``N + (N − params)``; db: ``Σ g``: ``N − params``.
+    ``x̂ = (x − mean)·rstd`` 2N (when dx or dw is wanted); dx: ``g' = g·w`` (W·N),
+    ``rstd·(g' − mean(g') − x̂·mean(g'·x̂))``: two means 2N (adds plus one divide per row: ``N − R + R``),
+    the product ``g'·x̂`` N, ``x̂·`` N, two subtracts 2N, ``rstd·`` N: ``7N + W·N``; dw ``Σ g·x̂`` over
+    the rows: ``N + (N − params)``; db ``Σ g``: ``N − params``.
     """
-    count = 2 * n if (mask[0] or mask[1]) else 0
+    count = 2 * n if (mask[0] or (mask[1] and weight)) else 0
     if mask[0]:
         count += 7 * n + weight * n
     if mask[1] and weight:
         count += 2 * n - params
-    if mask[2] and weight:
+    if mask[2]:
         count += n - params
     return count
 
 
-def _mask(value: object) -> list[bool]:
-    return [bool(item) for item in value] if value is not None else [True, True, True]  # type: ignore[attr-defined]
+def _mask(value: object, size: int = 3) -> list[bool]:
+    return [bool(item) for item in value] if value is not None else [True] * size  # type: ignore[attr-defined]
 
 
 def layer_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, input, normalized_shape, mean, rstd, weight, bias, output_mask)``: :func:`_norm_backward`
-    with ``R = N / prod(normalized_shape)`` rows and ``prod(normalized_shape)`` affine entries."""
+    with ``prod(normalized_shape)`` affine entries (rows of that width)."""
     n, row = elements(args[1]), math.prod(args[2])
     if row == 0:
         raise UnsupportedOperatorFormula("LayerNorm FLOPs require a nonempty normalized row.")
-    return _norm_backward(n, n // row, row, args[5] is not None, _mask(args[7]))
+    return _norm_backward(n, row, args[5] is not None, _mask(args[7]))
 
 
 def group_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, input, mean, rstd, weight, N, C, HxW, groups, output_mask)``: :func:`_norm_backward`
     with ``N·groups`` statistics rows and ``C`` affine entries."""
-    batch, channels, groups = args[5], args[6], args[8]
+    channels, groups = args[6], args[8]
     if groups <= 0:
         raise UnsupportedOperatorFormula("GroupNorm FLOPs require a nonempty normalized group.")
-    return _norm_backward(elements(args[1]), batch * groups, channels, args[4] is not None, _mask(args[9]))
+    return _norm_backward(elements(args[1]), channels, args[4] is not None, _mask(args[9]))
 
 
 def batch_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
@@ -151,14 +211,33 @@ def batch_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     n = elements(inputs)
     channels = dim_size(inputs, 1) if inputs.dim() > 1 else 1
     if train:
-        return _norm_backward(n, channels, channels, weight, mask)
+        return _norm_backward(n, channels, weight, mask)
     count = 2 * channels
     if mask[0]:
         count += (1 + weight) * n
     if mask[1] and weight:
         count += 2 * n + 2 * n - channels
-    if mask[2] and weight:
+    if mask[2]:
         count += n - channels
+    return count
+
+
+def rms_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_fused_rms_norm_backward(grad, input, normalized_shape, rstd, weight, output_mask)``.
+
+    ``x̂ = x·rstd`` N (when dx or dw is wanted); dx: ``g' = g·w`` (W·N), ``rstd·(g' − x̂·mean(g'·x̂))``:
+    product N, mean N, ``x̂·`` N, subtract N, ``rstd·`` N: ``5N + W·N``; dw ``Σ g·x̂``:
+    ``N + (N − params)``.
+    """
+    n, row, weight = elements(args[1]), math.prod(args[2]), args[4] is not None
+    if row == 0:
+        raise UnsupportedOperatorFormula("RMSNorm FLOPs require a nonempty normalized row.")
+    mask = _mask(args[5], 2)
+    count = n if (mask[0] or (mask[1] and weight)) else 0
+    if mask[0]:
+        count += 5 * n + weight * n
+    if mask[1] and weight:
+        count += 2 * n - row
     return count
 
 
@@ -282,11 +361,21 @@ BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "tanh_backward": tanh_backward,
     "silu_backward": silu_backward,
     "gelu_backward": gelu_backward,
+    "leaky_relu_backward": leaky_relu_backward,
+    "hardtanh_backward": hardtanh_backward,
+    "hardsigmoid_backward": hardsigmoid_backward,
+    "hardswish_backward": hardswish_backward,
+    "elu_backward": elu_backward,
+    "softplus_backward": softplus_backward,
+    "log_sigmoid_backward": log_sigmoid_backward,
+    "mish_backward": mish_backward,
+    "native_dropout_backward": dropout_backward,
     "_softmax_backward_data": softmax_backward,
     "_log_softmax_backward_data": log_softmax_backward,
     "native_layer_norm_backward": layer_norm_backward,
     "native_group_norm_backward": group_norm_backward,
     "native_batch_norm_backward": batch_norm_backward,
+    "_fused_rms_norm_backward": rms_norm_backward,
     "max_pool2d_with_indices_backward": max_pool_backward,
     "max_pool3d_with_indices_backward": max_pool_backward,
     "adaptive_max_pool2d_backward": max_pool_backward,
