@@ -115,8 +115,100 @@ def test_checkpointed_block_recompute_equals_its_forward() -> None:
     assert run(False)["recompute"] == plain["forward"] - 2 * 4 * 32 * 16
 
 
+def test_create_graph_backward_is_backward_not_recompute() -> None:
+    # A double backward runs the first backward with grad mode on (create_graph=True); it is still
+    # backward work. x³ on 3 elements: forward pow 3, sum 2; first backward: pow 3, mul·3 3, mul by
+    # the incoming gradient 3 (9); second backward: the gradients of those three products (15).
+    x = torch.randn(3, requires_grad=True)
+
+    def step() -> None:
+        (grad,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
+        grad.sum().backward()
+
+    report = measure_flops(step)
+    phases = _phases(report)
+    assert phases["recompute"] == 0
+    assert phases["forward"] == 3 + 2 + 2  # x³, its sum, and the sum of the gradient
+    assert phases["backward"] == report["total"]["value"] - phases["forward"] > 0
+
+
+# AdamW on the MLP: 16·32 + 32 + 32·8 + 8 = 808 parameter elements in 4 tensors. Per element
+# (optimizer_ops.fused_adam): decay 1, lerp 3, second moment 4, denominator 3, addcdiv 3 = 14; each
+# step counter += 1 is one FLOP. SGD with momentum 0.9 from its second step: 4 per element.
+ADAMW_STEP = 14 * 808 + 4
+SGD_MOMENTUM_STEP = 4 * 808
+
+
+@pytest.mark.parametrize("implementation", ["loop", "foreach", "fused"])
+@pytest.mark.parametrize("kind", ["adamw", "sgd"])
+def test_optimizer_implementations_count_the_same_update(kind: str, implementation: str) -> None:
+    model, x = _mlp(), torch.randn(4, 16)
+    options = {"loop": {"foreach": False}, "foreach": {"foreach": True}, "fused": {"fused": True}}
+    if kind == "adamw":
+        opt: torch.optim.Optimizer = torch.optim.AdamW(model.parameters(), **options[implementation])
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, **options[implementation])
+
+    def step() -> None:
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+
+    step()  # the momentum buffers exist from the second step on
+    report = measure_flops(step)
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert _phases(report)["optimizer"] == (ADAMW_STEP if kind == "adamw" else SGD_MOMENTUM_STEP)
+
+
+def test_uncounted_backward_operator_makes_only_backward_partial() -> None:
+    class SortedGrad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: object, value: torch.Tensor) -> torch.Tensor:
+            return value * 2
+
+        @staticmethod
+        def backward(ctx: object, grad: torch.Tensor) -> torch.Tensor:
+            return torch.sort(grad).values  # aten.sort has no formula: an honest gap
+
+    x = torch.randn(3, requires_grad=True)
+    report = measure_flops(lambda: SortedGrad.apply(x).sum().backward())
+    statuses = {name: result["status"] for name, result in report["by_phase"].items()}
+    assert statuses == {"forward": "complete", "backward": "partial", "optimizer": "complete", "recompute": "complete"}
+    assert report["total"]["status"] == "partial"
+    _phases(report)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda p: p.pop("recompute"), "exactly the keys"),
+        (lambda p: p.update(extra=p["forward"]), "exactly the keys"),
+        (lambda p: p["backward"].update(value=1, known_value=1), "sum exactly"),
+        (lambda p: p["optimizer"].update(scope="workload"), "scope workload_phase"),
+        (lambda p: p["optimizer"].update(method="other"), "method"),
+        (lambda p: p["backward"].update(status="partial", value=None), "complete exactly when"),
+    ],
+)
+def test_validator_refuses_inconsistent_phases(change: object, message: str) -> None:
+    model, x = _mlp(), torch.randn(4, 16)
+    report = measure_flops(lambda: model(x).sum().backward())
+    change(report["by_phase"])  # type: ignore[operator]
+    with pytest.raises(ValueError, match=message):
+        _check_phases(report, "flops")
+
+
 class Boom(RuntimeError):
     pass
+
+
+class _FailingSGD(torch.optim.SGD):
+    """An optimizer whose step raises after doing part of its work (inside the step hooks)."""
+
+    error = Boom("inside optimizer.step")
+
+    def step(self, closure: object = None) -> None:  # type: ignore[override]
+        super().step()
+        raise self.error
 
 
 def _raising_in_backward() -> None:
@@ -136,18 +228,22 @@ def _raising_in_backward() -> None:
 ERROR = Boom("inside backward")
 
 
+def _no_hook_left(pre: dict, post: dict) -> None:
+    assert dict(optim_module._global_optimizer_pre_hooks) == pre
+    assert dict(optim_module._global_optimizer_post_hooks) == post
+    assert torch.utils._python_dispatch._get_current_dispatch_mode() is None
+    assert not nn.modules.module._global_forward_hooks
+    assert not nn.modules.module._global_forward_pre_hooks
+    assert not nn.modules.module._global_backward_hooks
+    assert not nn.modules.module._global_backward_pre_hooks
+
+
 @pytest.mark.parametrize("where", ["backward", "optimizer"])
 def test_errors_leave_no_hook_and_reraise_the_same_object(where: str) -> None:
     model = _mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    error = Boom(where)
-
-    def fail_step(*args: object, **kwargs: object) -> None:
-        raise error
-
+    opt = _FailingSGD(model.parameters(), lr=0.1)
     workload = _raising_in_backward
     if where == "optimizer":
-        opt.step = torch.optim.Optimizer.profile_hook_step(fail_step)  # type: ignore[method-assign]
 
         def workload() -> None:
             model(torch.randn(4, 16)).sum().backward()
@@ -156,13 +252,37 @@ def test_errors_leave_no_hook_and_reraise_the_same_object(where: str) -> None:
     pre, post = dict(optim_module._global_optimizer_pre_hooks), dict(optim_module._global_optimizer_post_hooks)
     with pytest.raises(Boom) as caught:
         measure_flops(workload)
-    assert caught.value is (ERROR if where == "backward" else error)
-    assert dict(optim_module._global_optimizer_pre_hooks) == pre
-    assert dict(optim_module._global_optimizer_post_hooks) == post
-    assert not torch._C._is_torch_function_mode_enabled()
-    assert torch.utils._python_dispatch._get_current_dispatch_mode() is None
-    assert not nn.modules.module._global_forward_hooks
-    assert not nn.modules.module._global_forward_pre_hooks
+    assert caught.value is (ERROR if where == "backward" else _FailingSGD.error)
+    _no_hook_left(pre, post)
     # the next measurement starts clean: no optimizer phase left over from the raising step
     after = measure_flops(lambda: model(torch.randn(4, 16)))
     assert _phases(after)["optimizer"] == 0
+
+
+def test_step_on_another_thread_is_not_this_threads_optimizer_phase() -> None:
+    import threading
+
+    model, other = _mlp(), _mlp()
+    opt = torch.optim.SGD(other.parameters(), lr=0.1)
+    for parameter in other.parameters():
+        parameter.grad = torch.ones_like(parameter)
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(torch.optim.SGD):
+        def step(self, closure: object = None) -> None:  # type: ignore[override]
+            started.set()
+            release.wait(5)
+            super().step()
+
+    slow = Slow(other.parameters(), lr=0.1)
+    worker = threading.Thread(target=slow.step)
+
+    def workload() -> None:
+        worker.start()
+        started.wait(5)  # the other thread is inside its step (its pre hook ran)
+        model(torch.randn(4, 16))
+        release.set()
+        worker.join()
+
+    report = measure_flops(workload)
+    assert _phases(report)["optimizer"] == 0 and opt is not None
