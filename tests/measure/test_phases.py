@@ -75,7 +75,10 @@ def test_frozen_linear_removes_exactly_its_weight_gradient() -> None:
 def test_optimizer_step_is_its_own_phase_and_hooks_are_removed() -> None:
     model, x = _mlp(), torch.randn(4, 16)
     opt = torch.optim.AdamW(model.parameters())
-    pre, post = dict(optim_module._global_optimizer_pre_hooks), dict(optim_module._global_optimizer_post_hooks)
+    pre, post = (
+        dict(optim_module._global_optimizer_pre_hooks),
+        dict(optim_module._global_optimizer_post_hooks),
+    )
 
     def step() -> None:
         model(x).sum().backward()
@@ -99,7 +102,9 @@ def test_checkpointed_block_recompute_equals_its_forward() -> None:
     plain = _phases(measure_flops(lambda: block(x)))
 
     def run(reentrant: bool) -> dict[str, int]:
-        report = measure_flops(lambda: checkpoint.checkpoint(block, x, use_reentrant=reentrant).sum().backward())
+        report = measure_flops(
+            lambda: checkpoint.checkpoint(block, x, use_reentrant=reentrant).sum().backward()
+        )
         assert report["total"]["status"] == "complete"
         assert all(result["status"] == "complete" for result in report["by_phase"].values())
         return _phases(report)
@@ -173,7 +178,12 @@ def test_uncounted_backward_operator_makes_only_backward_partial() -> None:
     x = torch.randn(3, requires_grad=True)
     report = measure_flops(lambda: SortedGrad.apply(x).sum().backward())
     statuses = {name: result["status"] for name, result in report["by_phase"].items()}
-    assert statuses == {"forward": "complete", "backward": "partial", "optimizer": "complete", "recompute": "complete"}
+    assert statuses == {
+        "forward": "complete",
+        "backward": "partial",
+        "optimizer": "complete",
+        "recompute": "complete",
+    }
     assert report["total"]["status"] == "partial"
     _phases(report)
 
@@ -249,7 +259,10 @@ def test_errors_leave_no_hook_and_reraise_the_same_object(where: str) -> None:
             model(torch.randn(4, 16)).sum().backward()
             opt.step()
 
-    pre, post = dict(optim_module._global_optimizer_pre_hooks), dict(optim_module._global_optimizer_post_hooks)
+    pre, post = (
+        dict(optim_module._global_optimizer_pre_hooks),
+        dict(optim_module._global_optimizer_post_hooks),
+    )
     with pytest.raises(Boom) as caught:
         measure_flops(workload)
     assert caught.value is (ERROR if where == "backward" else _FailingSGD.error)

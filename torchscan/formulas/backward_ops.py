@@ -4,7 +4,9 @@ Each formula counts the element-wise arithmetic of the gradient that the kernel 
 from its forward counterpart's derivative (the derivation is in each docstring). Convention as in
 formulas.md B.8: a multiply, add, subtract, divide, comparison, ``exp`` or ``erf`` costs 1, a
 ``tanh`` 6 and a ``sigmoid`` 4; selection, zero-filling and scattering a value move data and cost 0.
-Reductions of ``k`` values cost ``k − 1`` adds and a mean one more divide. ``convolution_backward``
+Reductions of ``k`` values cost ``k − 1`` adds and a mean one more divide. ``silu_backward``
+and ``mish_backward`` are ``CompositeImplicitAutograd``: their elementary parts are counted one by one
+(``silu``: σ 4 and 5 products and sums, ``9N`` in all). ``convolution_backward``
 and the matrix-product gradients (``mm``, ``bmm``, ``addmm``) are PyTorch's own native formulas and are
 not repeated here. ``N`` is the element count of the incoming gradient (``grad``) unless a docstring
 says otherwise.
@@ -51,14 +53,6 @@ def sigmoid_backward(args: tuple, kwargs: dict, out: object) -> int:
 def tanh_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, y)`` with ``y = tanh(x)``: ``grad·(1 − y²)``: square, subtract, multiply, ``3N``."""
     return 3 * _grad(args)
-
-
-def silu_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``(grad, x)``: ``grad·s·(1 + x·(1 − s))`` with ``s = σ(x)`` recomputed: ``4 + 5 = 9N``.
-
-    σ 4; then ``1 − s``, ``x·``, ``1 +``, ``s·``, ``grad·`` 5.
-    """
-    return 9 * _grad(args)
 
 
 def gelu_backward(args: tuple, kwargs: dict, out: object) -> int:
@@ -117,15 +111,6 @@ def softplus_backward(args: tuple, kwargs: dict, out: object) -> int:
 def log_sigmoid_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, self, buffer)``: ``d log σ(x)/dx = σ(−x)``: negate 1, σ 4, ``grad·`` 1: ``6N``."""
     return 6 * _grad(args)
-
-
-def mish_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``(grad, self)``: ``tanh(sp) + x·σ(x)·(1 − tanh²(sp))`` with ``sp = log(1 + exp(x))``.
-
-    ``sp`` 3 (exp, add, log), ``t = tanh`` 6, ``σ(x)`` 4, ``1 − t²`` 2, ``x·σ·(…)`` 2, the add 1,
-    ``grad·`` 1: ``19N``.
-    """
-    return 19 * _grad(args)
 
 
 def dropout_backward(args: tuple, kwargs: dict, out: object) -> int:
@@ -359,7 +344,6 @@ BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "threshold_backward": threshold_backward,
     "sigmoid_backward": sigmoid_backward,
     "tanh_backward": tanh_backward,
-    "silu_backward": silu_backward,
     "gelu_backward": gelu_backward,
     "leaky_relu_backward": leaky_relu_backward,
     "hardtanh_backward": hardtanh_backward,
@@ -368,7 +352,6 @@ BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "elu_backward": elu_backward,
     "softplus_backward": softplus_backward,
     "log_sigmoid_backward": log_sigmoid_backward,
-    "mish_backward": mish_backward,
     "native_dropout_backward": dropout_backward,
     "_softmax_backward_data": softmax_backward,
     "_log_softmax_backward_data": log_softmax_backward,
