@@ -9,7 +9,7 @@ from torch import nn
 from torch.optim import optimizer as optim_module
 
 from torchscan.measure.flops import measure_flops
-from torchscan.report.validate import _check_phases
+from torchscan.report.validate import check_phases
 
 PHASES = ("forward", "backward", "optimizer", "recompute")
 
@@ -24,7 +24,7 @@ def _phases(report: dict) -> dict[str, int]:
     for result in report["by_phase"].values():
         assert (result["unit"], result["scope"]) == ("FLOPs", "workload_phase")
         assert result["method"] == report["total"]["method"]
-    _check_phases(report, "flops")  # the validator agrees: exact keys, sum equals the total
+    check_phases(report, "flops")  # the validator agrees: exact keys, sum equals the total
     assert sum(r["known_value"] for r in report["by_phase"].values()) == report["total"]["known_value"]
     return {name: result["known_value"] for name, result in report["by_phase"].items()}
 
@@ -204,7 +204,7 @@ def test_validator_refuses_inconsistent_phases(change: object, message: str) -> 
     report = measure_flops(lambda: model(x).sum().backward())
     change(report["by_phase"])  # type: ignore[operator]
     with pytest.raises(ValueError, match=message):
-        _check_phases(report, "flops")
+        check_phases(report, "flops")
 
 
 class Boom(RuntimeError):

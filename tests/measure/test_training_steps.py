@@ -17,7 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from torchscan.measure.flops import measure_flops
-from torchscan.report.validate import _check_phases
+from torchscan.report.validate import check_phases
 
 Step = tuple[nn.Module, Callable[[], torch.Tensor]]
 
@@ -150,7 +150,7 @@ def test_training_step_is_complete_in_every_phase(name: str) -> None:
     assert report["total"]["status"] == "complete", report["diagnostics"]
     phases = report["by_phase"]
     assert all(result["status"] == "complete" for result in phases.values())
-    _check_phases(report, "flops")
+    check_phases(report, "flops")
     assert sum(result["value"] for result in phases.values()) == report["total"]["value"]
     assert phases["recompute"]["value"] == 0
     assert min(phases[name]["value"] for name in ("forward", "backward", "optimizer")) > 0

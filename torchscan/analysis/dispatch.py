@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from torchscan.analysis.phases import PhaseTally, unavailable_phases
 from torchscan.formulas import native_equivalents, operators
 from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
@@ -29,7 +29,6 @@ from torchscan.report.schema import (
     SCHEMA_VERSION,
     Diagnostic,
     FlopReport,
-    MetricResult,
     metric_result,
 )
 
@@ -46,53 +45,6 @@ ATTENTION_REASON = (
 CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED = range(6)
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 _FLOAT_MAX_INT = int(sys.float_info.max)
-
-# Workload phases (training-and-hardware.md 1), in report order; indexes into the per-phase tallies.
-PHASES = ("forward", "backward", "optimizer", "recompute")
-FORWARD, BACKWARD, OPTIMIZER, RECOMPUTE = range(4)
-_graph_task_id = torch._C._current_graph_task_id
-_current_node = torch._C._current_autograd_node
-# Absent on some releases: then only the reentrant checkpoint variant is recognised (documented).
-_top_saved_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
-_CHECKPOINT_MODULE = "torch.utils.checkpoint"
-_REENTRANT_NODE = "CheckpointFunctionBackward"  # the autograd node of CheckpointFunction
-
-
-def _in_checkpoint_recompute() -> bool:
-    """Whether the autograd engine is re-running a checkpointed forward right now.
-
-    Non-reentrant ``torch.utils.checkpoint`` recomputes from a saved-tensor unpack hook, under its
-    own ``_recomputation_hook`` saved-tensor hooks (the top of the thread's default-hooks stack while
-    the recompute runs). The reentrant variant recomputes inside ``CheckpointFunction.backward``:
-    the engine's current node is then ``CheckpointFunctionBackward`` (the backward of the
-    recomputed graph is a nested graph task with its own nodes, so it stays ``backward``).
-    """
-    hooks = _top_saved_hooks(True) if _top_saved_hooks is not None else None
-    if hooks is not None:
-        pack = hooks[0]
-        if getattr(pack, "__module__", None) == _CHECKPOINT_MODULE and getattr(
-            pack, "__qualname__", ""
-        ).startswith("_recomputation_hook"):
-            return True
-    node = _current_node()
-    return node is not None and node.name() == _REENTRANT_NODE
-
-
-def current_phase(optimizer_depth: int) -> int:
-    """The phase of the operator being dispatched now (one C call outside backward).
-
-    ``optimizer`` while an ``Optimizer.step`` runs on the observing thread (the observer's global
-    step hooks keep ``optimizer_depth``). Otherwise the autograd engine reports a graph task id other
-    than -1 while it executes backward nodes (its worker threads inherit the id and this mode with
-    the caller's thread-local state): that is ``backward``, unless a checkpointed forward is being
-    re-run (:func:`_in_checkpoint_recompute`), which is ``recompute``. Grad mode is not consulted:
-    a ``create_graph=True`` backward runs with grad on and is still ``backward``.
-    """
-    if optimizer_depth:
-        return OPTIMIZER
-    if _graph_task_id() == -1:
-        return FORWARD
-    return RECOMPUTE if _in_checkpoint_recompute() else BACKWARD
 
 
 def _is_composite(func: Any) -> bool:
@@ -304,41 +256,19 @@ class OperatorObserver(TorchDispatchMode):
         self.uncounted: dict[str, int] = {}
         self.unsupported: dict[str, str] = {}
         self.incomplete: dict[str, str] = {}
-        self.phase_flops = [0, 0, 0, 0]  # indexed by FORWARD, BACKWARD, OPTIMIZER, RECOMPUTE
-        self.phase_gaps = [False, False, False, False]  # a phase had an operator not counted in full
-        self.optimizer_depth = 0
-        self._step_hooks: list[Any] = []
+        self.phases = PhaseTally()
         self._entered = 0
-        self._thread = threading.get_ident()
-
-    # --- optimizer phase: PyTorch's global optimizer step hooks, held while the mode is active ---
-
-    # The hooks are process-global: a step on another thread (whose operators this thread-local mode
-    # does not see) must not turn this thread's operators into optimizer work.
-
-    def _step_pre_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if threading.get_ident() == self._thread:
-            self.optimizer_depth += 1
-
-    def _step_post_hook(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if threading.get_ident() == self._thread:
-            self.optimizer_depth = max(self.optimizer_depth - 1, 0)
 
     def __enter__(self) -> OperatorObserver:
-        # The mode re-enters itself to observe decompositions: hooks are installed once, outermost.
+        # The mode re-enters itself to observe decompositions: the optimizer step hooks are installed
+        # once, by the outermost entry, and removed by its exit (also when the workload raised).
         if self._entered == 0:
-            from torch.optim import optimizer as optim_module
-
-            self._thread = threading.get_ident()
-            self._step_hooks = [
-                optim_module.register_optimizer_step_pre_hook(self._step_pre_hook),
-                optim_module.register_optimizer_step_post_hook(self._step_post_hook),
-            ]
+            self.phases.install()
         self._entered += 1
         try:
             super().__enter__()
         except BaseException:
-            self._release_step_hooks()
+            self._leave()
             raise
         return self
 
@@ -346,16 +276,12 @@ class OperatorObserver(TorchDispatchMode):
         try:
             super().__exit__(*exc_info)
         finally:
-            self._release_step_hooks()
+            self._leave()
 
-    def _release_step_hooks(self) -> None:
+    def _leave(self) -> None:
         self._entered -= 1
         if self._entered == 0:
-            hooks, self._step_hooks = self._step_hooks, []
-            for handle in hooks:
-                handle.remove()
-            # a step that raised never ran its post hook: the next observation starts clean
-            self.optimizer_depth = 0
+            self.phases.remove()
 
     def _resolve(self, func: Any) -> _Entry:
         """Decide once per overload how its calls are counted (the decision is cached).
@@ -408,10 +334,7 @@ class OperatorObserver(TorchDispatchMode):
             entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
         out = func(*args, **kwargs)
         flops, complete, ignored = self._count(entry, args, kwargs, out)
-        phase = current_phase(self.optimizer_depth)
-        self.phase_flops[phase] += flops
-        if not complete:
-            self.phase_gaps[phase] = True
+        self.phases.add(flops, complete)
         if self.sink is not None:
             self.sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
@@ -524,19 +447,6 @@ class OperatorObserver(TorchDispatchMode):
         ]
         return entries
 
-    def phase_results(self) -> dict[str, MetricResult]:
-        """``by_phase``: one result per phase; complete unless an operator of it was not counted."""
-        return {
-            name: metric_result(
-                "partial" if self.phase_gaps[index] else "complete",
-                self.phase_flops[index],
-                unit="FLOPs",
-                scope="workload_phase",
-                method=OPERATOR_METHOD,
-            )
-            for index, name in enumerate(PHASES)
-        }
-
     def report(self) -> FlopReport:
         """The :class:`FlopReport` of everything observed so far."""
         diagnostics = self.diagnostics()
@@ -556,7 +466,7 @@ class OperatorObserver(TorchDispatchMode):
                 "counting_convention": COUNTING_CONVENTION,
             },
             "total": total,
-            "by_phase": self.phase_results(),
+            "by_phase": self.phases.results(OPERATOR_METHOD),
             "by_module": {k: v for k, v in sorted(self.by_module.items()) if k != "Global"},
             "by_operator": dict(sorted(self.by_operator.items())),
             "ignored_operators": {
@@ -579,10 +489,7 @@ def not_requested_report() -> FlopReport:
             "counting_convention": COUNTING_CONVENTION,
         },
         "total": metric_result("unavailable", unit="FLOPs", scope="workload", method=NOT_REQUESTED),
-        "by_phase": {
-            name: metric_result("unavailable", unit="FLOPs", scope="workload_phase", method=NOT_REQUESTED)
-            for name in PHASES
-        },
+        "by_phase": unavailable_phases(NOT_REQUESTED),
         "by_module": {},
         "by_operator": {},
         "ignored_operators": {},

@@ -237,7 +237,7 @@ def _check_ownership(layers: list[dict[str, Any]], calls: set[tuple[str, int]], 
 _PHASES = ("forward", "backward", "optimizer", "recompute")
 
 
-def _check_phases(flops: dict[str, Any], where: str) -> None:
+def check_phases(flops: dict[str, Any], where: str) -> None:
     """``by_phase`` (training-and-hardware.md 1): exactly the four phases, FLOPs results with scope
     ``workload_phase`` and the total's method, whose known values sum exactly to the total's.
 
@@ -288,7 +288,7 @@ def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root:
         if not isinstance(entry.get("reason"), str):
             raise _fail(_child(location, "reason"), "reason must be a string")
     check_diagnostics(_list(flops, "diagnostics", where), _child(where, "diagnostics"))
-    _check_phases(flops, where)
+    check_phases(flops, where)
     if "operator_flops" in totals and totals["operator_flops"] != flops["total"]:
         raise _fail(_child(_child(root, "totals"), "operator_flops"), "must match operator_flops.total")
 
@@ -394,7 +394,7 @@ def validate_benchmark_report(report: Any, where: str = "report") -> None:
     if "operator_flops" in report:
         flops = _object(report, "operator_flops", where)
         check_metric_result(flops.get("total"), f"{where}.operator_flops.total")
-        _check_phases(flops, f"{where}.operator_flops")
+        check_phases(flops, f"{where}.operator_flops")
     if "memory" in report:
         _object(report, "memory", where)
     if "profile" in report:
