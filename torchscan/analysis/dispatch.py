@@ -5,8 +5,10 @@ resolves exactly one formula (caller ``custom_mapping`` > PyTorch's native ``Flo
 formula > TorchScan's supplemental ``torchscan_flops_v1`` formula, formulas.md B.2), or an
 "ignored" reason, or the pointwise fallback, and attributes the result to the innermost active module
 call through an optional attribution sink. A composite overload (seen under ``torch.inference_mode``)
-is decomposed and its parts observed one by one (real-models.md 2.3). Nothing global is modified:
-PyTorch's registry is read, never written.
+is decomposed and its parts observed one by one (real-models.md 2.3). Every counted call is also
+filed under its workload phase (:mod:`torchscan.analysis.phases`). Nothing global is modified except
+PyTorch's optimizer step hooks, held only while the mode is active: PyTorch's registry is read,
+never written.
 """
 
 from __future__ import annotations
