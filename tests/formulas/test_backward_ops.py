@@ -249,3 +249,16 @@ def test_fused_sgd_options_by_hand() -> None:
     # decay 2 + momentum with dampening 3 + Nesterov 2 + update 2 + maximize 1 = 10 per element
     full = {**momentum, "weight_decay": 0.1, "dampening": 0.1, "nesterov": True, "maximize": True}
     assert sgd(lists, {**full, "is_first_step": False}, None) == 100
+
+
+def test_grad_scaler_kernels_by_hand() -> None:
+    grads = [torch.ones(2, 3), torch.ones(4)]
+    found_inf, inv_scale = torch.zeros(()), torch.full((), 0.5)
+    report = measure_flops(
+        lambda: torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale)
+    )
+    assert report["by_operator"] == {"aten._amp_foreach_non_finite_check_and_unscale_": 20}  # ×, check
+    scale, tracker = torch.full((), 2.0**16), torch.zeros((), dtype=torch.int32)
+    report = measure_flops(lambda: torch._amp_update_scale_(scale, tracker, found_inf, 2.0, 0.5, 2000))
+    assert report["by_operator"] == {"aten._amp_update_scale_": 2}  # the check and one multiply
+    assert report["total"]["status"] == "complete"

@@ -580,5 +580,9 @@ _register("_trilinear")(recurrent_ops.trilinear_op_flops)
 
 for _name, _formula in backward_ops.BACKWARD_FORMULAS.items():
     _register(_name)(_formula)
-for _name, _formula in {**optimizer_ops.FOREACH_FORMULAS, **optimizer_ops.FUSED_FORMULAS}.items():
+for _name, _formula in {
+    **optimizer_ops.FOREACH_FORMULAS,
+    **optimizer_ops.FUSED_FORMULAS,
+    **optimizer_ops.AMP_FORMULAS,
+}.items():
     _register(_name)(_formula)

@@ -21,7 +21,7 @@ import math
 
 from torchscan.formulas.operator_common import OperatorFormula, arg
 
-__all__ = ["FOREACH_FORMULAS", "FUSED_FORMULAS", "IGNORED_FOREACH"]
+__all__ = ["AMP_FORMULAS", "FOREACH_FORMULAS", "FUSED_FORMULAS", "IGNORED_FOREACH"]
 
 IGNORED_FOREACH = ("_foreach_copy_", "_foreach_zero_")
 """List operators that only move or fill data (``zero_grad(set_to_none=False)``, state copies)."""
@@ -183,3 +183,27 @@ FUSED_FORMULAS: dict[str, OperatorFormula] = {
     "_fused_sgd_": fused_sgd,
 }
 """Bare names of the in-place fused optimizer kernels -> formula."""
+
+
+# --- mixed-precision gradient scaling (torch.amp.GradScaler) -------------------------------------
+
+
+def amp_unscale(args: tuple, kwargs: dict, out: object) -> int:
+    """``_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale)``: every gradient
+    element is multiplied by ``inv_scale`` and checked for inf/NaN (one comparison): ``2N``."""
+    return 2 * sum(_list_elements(args[0]))
+
+
+def amp_update_scale(args: tuple, kwargs: dict, out: object) -> int:
+    """``_amp_update_scale_(scale, growth_tracker, found_inf, growth, backoff, interval)``: one
+    comparison of ``found_inf`` and the one multiply of the scale (by the backoff or the growth
+    factor) the update may perform: 2 per call. Which branch runs depends on tensor values, which
+    formulas never read, so the multiply is always counted (the growth tracker is integer work)."""
+    return 2
+
+
+AMP_FORMULAS: dict[str, OperatorFormula] = {
+    "_amp_foreach_non_finite_check_and_unscale_": amp_unscale,
+    "_amp_update_scale_": amp_update_scale,
+}
+"""Bare names of the gradient-scaler kernels -> formula."""
