@@ -207,6 +207,7 @@ FOREACH_CASES: list[tuple[str, Callable[[list, list], object], str, int]] = [
         24,
     ),
     ("norm", lambda a, b: torch._foreach_norm(a), "aten._foreach_norm", 20),  # square, add, root
+    ("pow scalar base", lambda a, b: torch._foreach_pow(2.0, a), "aten._foreach_pow", 10),
 ]
 
 

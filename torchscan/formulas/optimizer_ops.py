@@ -36,6 +36,15 @@ def _list_elements(tensors: object) -> list[int]:
     return [_numel(tensor) for tensor in tensors]  # type: ignore[attr-defined]
 
 
+def _first_list(args: tuple) -> list[int]:
+    """Element counts of the first tensor-list argument (``_foreach_pow(2.0, exponents)`` starts
+    with a scalar; the list decides the work)."""
+    for value in args:
+        if isinstance(value, list | tuple):
+            return _list_elements(value)
+    return []
+
+
 def _scaled(value: object) -> int:
     """1 when a coefficient multiplies an operand: a Python scalar other than 1, or a tensor."""
     return 0 if isinstance(value, int | float) and value == 1 else 1
@@ -56,7 +65,7 @@ def foreach_per_element(cost: int) -> OperatorFormula:
     """
 
     def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return cost * sum(_list_elements(args[0]))
+        return cost * sum(_first_list(args))
 
     formula.__name__ = formula.__qualname__ = f"foreach_elements_x{cost}"
     formula.__doc__ = f"{cost} FLOP(s) per element of every tensor of the first list."
