@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from torchscan.report.schema import MetricResult, metric_result
+from torchscan.report.schema import FlopPhases, MetricResult, Status, metric_result
 
 PHASES = ("forward", "backward", "optimizer", "recompute")
 """Report order of the ``by_phase`` keys."""
@@ -119,23 +119,24 @@ class PhaseTally:
         if not complete:
             self.gaps[phase] = True
 
-    def results(self, method: str) -> dict[str, MetricResult]:
+    def results(self, method: str) -> FlopPhases:
         """``by_phase``: one result per phase; complete unless an operator of it was not counted."""
-        return {
-            name: metric_result(
-                "partial" if self.gaps[index] else "complete",
-                self.flops[index],
-                unit="FLOPs",
-                scope="workload_phase",
-                method=method,
-            )
-            for index, name in enumerate(PHASES)
-        }
+        forward, backward, optimizer, recompute = (
+            _phase_result("partial" if self.gaps[index] else "complete", self.flops[index], method)
+            for index in range(len(PHASES))
+        )
+        return {"forward": forward, "backward": backward, "optimizer": optimizer, "recompute": recompute}
 
 
-def unavailable_phases(method: str) -> dict[str, MetricResult]:
+def _phase_result(status: Status, value: int | None, method: str) -> MetricResult:
+    return metric_result(status, value, unit="FLOPs", scope="workload_phase", method=method)
+
+
+def unavailable_phases(method: str) -> FlopPhases:
     """``by_phase`` of a report that counted nothing (structure mode): every phase unavailable."""
     return {
-        name: metric_result("unavailable", unit="FLOPs", scope="workload_phase", method=method)
-        for name in PHASES
+        "forward": _phase_result("unavailable", None, method),
+        "backward": _phase_result("unavailable", None, method),
+        "optimizer": _phase_result("unavailable", None, method),
+        "recompute": _phase_result("unavailable", None, method),
     }
