@@ -276,7 +276,6 @@ def test_step_on_another_thread_is_not_this_threads_optimizer_phase() -> None:
     import threading
 
     model, other = _mlp(), _mlp()
-    opt = torch.optim.SGD(other.parameters(), lr=0.1)
     for parameter in other.parameters():
         parameter.grad = torch.ones_like(parameter)
     started, release = threading.Event(), threading.Event()
@@ -298,4 +297,6 @@ def test_step_on_another_thread_is_not_this_threads_optimizer_phase() -> None:
         worker.join()
 
     report = measure_flops(workload)
-    assert _phases(report)["optimizer"] == 0 and opt is not None
+    # the other thread's step ran inside this call's hooks; this thread only ran a forward
+    assert _phases(report)["optimizer"] == 0
+    assert _phases(report)["forward"] == 2 * 4 * 16 * 32 + 2 * 4 * 32 * 8 + 4 * 32
