@@ -207,6 +207,29 @@ def test_validator_refuses_inconsistent_phases(change: object, message: str) -> 
         check_phases(report, "flops")
 
 
+@pytest.mark.parametrize("outer_reentrant", [False, True])
+def test_nested_checkpoints_recompute_both_forwards(outer_reentrant: bool) -> None:
+    # A non-reentrant checkpoint inside a checkpointed block: backward re-runs the block (which runs
+    # the inner forward once, without saving it) and then the inner block again for its own backward.
+    torch.manual_seed(0)
+    inner = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16))
+    outer = nn.Linear(16, 16)
+    x = torch.randn(4, 16, requires_grad=True)
+
+    def block(value: torch.Tensor) -> torch.Tensor:
+        return outer(checkpoint.checkpoint(inner, value, use_reentrant=False)).relu()
+
+    inner_forward = measure_flops(lambda: inner(x))["total"]["value"]
+    block_forward = measure_flops(lambda: block(x))["total"]["value"]
+    with checkpoint.set_checkpoint_early_stop(False):
+        report = measure_flops(
+            lambda: checkpoint.checkpoint(block, x, use_reentrant=outer_reentrant).sum().backward()
+        )
+    phases = _phases(report)
+    assert phases["recompute"] == block_forward + inner_forward
+    assert phases["forward"] == block_forward + 4 * 16 - 1  # the block once and the loss sum
+
+
 class Boom(RuntimeError):
     pass
 

@@ -33,19 +33,17 @@ def in_checkpoint_recompute() -> bool:
 
     Non-reentrant ``torch.utils.checkpoint`` recomputes from a saved-tensor unpack hook, under its
     own ``_recomputation_hook`` saved-tensor hooks (the top of the thread's default-hooks stack while
-    the recompute runs). The reentrant variant recomputes inside ``CheckpointFunction.backward``:
+    the recompute runs); a checkpoint nested in the recomputed code pushes its ``_checkpoint_hook``
+    there, so any hook of ``torch.utils.checkpoint`` on top inside the engine means recompute (a
+    checkpoint called from a backward hook would count as recompute too). The reentrant variant recomputes inside ``CheckpointFunction.backward``:
     the engine's current node is then ``CheckpointFunctionBackward`` (the backward of the
     recomputed graph is a nested graph task with its own nodes, so it stays ``backward``).
     Limit: saved-tensor hooks that the checkpointed code pushes itself (e.g. ``save_on_cpu``) hide
     the checkpoint's hooks, and its operators under them are reported as ``backward``.
     """
     hooks = _top_saved_hooks(True) if _top_saved_hooks is not None else None
-    if hooks is not None:
-        pack = hooks[0]
-        if getattr(pack, "__module__", None) == _CHECKPOINT_MODULE and getattr(
-            pack, "__qualname__", ""
-        ).startswith("_recomputation_hook"):
-            return True
+    if hooks is not None and getattr(hooks[0], "__module__", None) == _CHECKPOINT_MODULE:
+        return True
     node = _current_node()
     return node is not None and node.name() == _REENTRANT_NODE
 
