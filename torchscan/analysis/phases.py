@@ -35,9 +35,10 @@ def in_checkpoint_recompute() -> bool:
     own ``_recomputation_hook`` saved-tensor hooks (the top of the thread's default-hooks stack while
     the recompute runs); a checkpoint nested in the recomputed code pushes its ``_checkpoint_hook``
     there, so any hook of ``torch.utils.checkpoint`` on top inside the engine means recompute (a
-    checkpoint called from a backward hook would count as recompute too). The reentrant variant recomputes inside ``CheckpointFunction.backward``:
-    the engine's current node is then ``CheckpointFunctionBackward`` (the backward of the
-    recomputed graph is a nested graph task with its own nodes, so it stays ``backward``).
+    checkpoint called from a backward hook would count as recompute too). The reentrant variant
+    recomputes inside ``CheckpointFunction.backward``: the engine's current node is then
+    ``CheckpointFunctionBackward`` (the backward of the recomputed graph is a nested graph task with
+    its own nodes, so it stays ``backward``).
     Limit: saved-tensor hooks that the checkpointed code pushes itself (e.g. ``save_on_cpu``) hide
     the checkpoint's hooks, and its operators under them are reported as ``backward``.
     """
