@@ -56,6 +56,20 @@ def _mse() -> Callable[[], None]:
     return lambda: F.mse_loss(x, torch.zeros(2, 3)).backward()
 
 
+def _loss(
+    loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], sigmoid: bool = False
+) -> Callable[[], None]:
+    torch.manual_seed(0)
+    x, target = torch.randn(2, 3, requires_grad=True), torch.rand(2, 3)
+    return lambda: loss(x.sigmoid() if sigmoid else x, target).backward()
+
+
+def _nearest_backward() -> Callable[[], None]:
+    # the forward of nearest upsampling reaches the mode as indexing under autograd: call the kernel
+    grad = torch.ones(1, 2, 8, 8)
+    return lambda: torch.ops.aten.upsample_nearest2d_backward(grad, [8, 8], [1, 2, 4, 4])
+
+
 def _eval_batch_norm() -> Callable[[], None]:
     return _norm_step(nn.BatchNorm2d(3).eval(), (2, 3, 2, 2))
 
@@ -134,6 +148,56 @@ CASES: list[tuple[str, Callable[[], Callable[[], None]], str, int]] = [
     # (2, 3), mean: forward subtract and square 2N + sum 5 + divide 1; backward 2·(x − t)·g 3N + N
     ("mse_loss", _mse, "aten.mse_loss", 18),
     ("mse_loss backward", _mse, "aten.mse_loss_backward", 24),
+    # (2, 3) probabilities, mean: forward 10N + sum 5 + divide 1; backward (6 + mean 1)N
+    ("bce", lambda: _loss(F.binary_cross_entropy, sigmoid=True), "aten.binary_cross_entropy", 66),
+    (
+        "bce backward",
+        lambda: _loss(F.binary_cross_entropy, sigmoid=True),
+        "aten.binary_cross_entropy_backward",
+        42,
+    ),
+    (
+        "bce logits",
+        lambda: _loss(F.binary_cross_entropy_with_logits),
+        "aten.binary_cross_entropy_with_logits",
+        66,
+    ),
+    (
+        "bce logits pos_weight",  # ℓ = (p − 1)·t + 1 and its product: +4N
+        lambda: _loss(
+            lambda x, t: F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.full((3,), 2.0))
+        ),
+        "aten.binary_cross_entropy_with_logits",
+        90,
+    ),
+    # forward 7N + 6 (sum 5, divide 1); backward (6 + mean 1)N
+    ("smooth_l1", lambda: _loss(F.smooth_l1_loss), "aten.smooth_l1_loss", 48),
+    ("smooth_l1 backward", lambda: _loss(F.smooth_l1_loss), "aten.smooth_l1_loss_backward", 42),
+    ("huber", lambda: _loss(F.huber_loss), "aten.huber_loss", 48),
+    ("huber backward", lambda: _loss(F.huber_loss), "aten.huber_loss_backward", 42),
+    # (1, 2, 4, 4) upsampled ×2: 128 output gradients, 4 neighbours each: 2·4·128
+    (
+        "bilinear",
+        lambda: _grad_of(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), (1, 2, 4, 4)),
+        "aten.upsample_bilinear2d_backward",
+        1024,
+    ),
+    ("nearest", _nearest_backward, "aten.upsample_nearest2d_backward", 128),
+    # padded to (1, 2, 6, 6): 72 gradients added back into their sources
+    (
+        "reflect pad",
+        lambda: _grad_of(lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect"), (1, 2, 4, 4)),
+        "aten.reflection_pad2d_backward",
+        72,
+    ),
+    (
+        "replicate pad",
+        lambda: _grad_of(lambda x: F.pad(x, (1, 1, 1, 1), mode="replicate"), (1, 2, 4, 4)),
+        "aten.replication_pad2d_backward",
+        72,
+    ),
+    ("prelu", lambda: _norm_step(nn.PReLU(), (2, 3)), "aten._prelu_kernel_backward", 3 * N),
+    ("glu", lambda: _grad_of(lambda x: F.glu(x, 1), (1, 2, 4, 4)), "aten.glu_backward", 9 * 16),
     # rows 2, scores 4, D = Dv = 4: products 2·4·(3·4 + 2·4) = 160, P and dS 6·4, Δ 2·2·4 − 2
     ("sdpa cpu", _sdpa, "aten._scaled_dot_product_flash_attention_for_cpu_backward", 198),
 ]

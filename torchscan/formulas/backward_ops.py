@@ -4,7 +4,8 @@ Each formula counts the element-wise arithmetic of the gradient that the kernel 
 from its forward counterpart's derivative (the derivation is in each docstring). Convention as in
 formulas.md B.8: a multiply, add, subtract, divide, comparison, ``exp`` or ``erf`` costs 1, a
 ``tanh`` 6 and a ``sigmoid`` 4; selection, zero-filling and scattering a value move data and cost 0.
-Reductions of ``k`` values cost ``k − 1`` adds and a mean one more divide. ``silu_backward``
+Reductions of ``k`` values cost ``k − 1`` adds and a mean one more divide. Loss kernels are in
+``loss_ops``. ``silu_backward``
 and ``mish_backward`` are ``CompositeImplicitAutograd``: their elementary parts are counted one by one
 (``silu``: σ 4 and 5 products and sums, ``9N`` in all). ``convolution_backward``
 and the matrix-product gradients (``mm``, ``bmm``, ``addmm``) are PyTorch's own native formulas and are
@@ -271,44 +272,43 @@ def embedding_backward(args: tuple, kwargs: dict, out: object) -> int:
     return _grad(args) * (1 + bool(arg(args, kwargs, 4, "scale_grad_by_freq", False)))
 
 
-# --- losses --------------------------------------------------------------------------------------
-
-_NONE, _MEAN = 0, 1  # torch's reduction enum: 0 none, 1 mean, 2 sum
+# --- upsampling, padding, PReLU, GLU -----------------------------------------------------------
 
 
-def nll_loss_forward(args: tuple, kwargs: dict, out: object) -> int:
-    """``(self, target, weight, reduction, ignore_index)`` with ``T`` targets: picking is indexing;
-    negate T, class weight ``W·T``; a reduction sums ``T − 1``; mean divides once and, with a weight,
-    sums the picked weights ``T − 1``."""
-    targets, weight, reduction = elements(args[1]), args[2] is not None, args[3]
-    count = targets + weight * targets
-    if reduction != _NONE:
-        count += max(targets - 1, 0)
-    if reduction == _MEAN:
-        count += 1 + weight * max(targets - 1, 0)
-    return count
+def nearest_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``upsample_nearest*_backward(grad, output_size, input_size, ...)``: each output gradient is
+    added into its source element: ``G`` adds (the forward copies and counts 0)."""
+    return _grad(args)
 
 
-def nll_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``(grad, self, target, weight, reduction, ignore_index, total_weight)``: per target
-    ``−grad·w / total_weight``: negate 1, weight W, mean divide 1; the scatter moves data."""
-    targets, weight, reduction = elements(args[2]), args[3] is not None, args[4]
-    return targets * (1 + weight + (reduction == _MEAN))
+def interpolation_backward(neighbours: int) -> OperatorFormula:
+    """Factory: ``(grad, output_size, input_size, align_corners, scales...)``: each output gradient
+    is weighted and added into its ``n`` source neighbours (the forward's ``2n − 1`` mirrored):
+    ``n`` multiplies and ``n`` adds, ``2n·G``."""
+
+    def formula(args: tuple, kwargs: dict, out: object) -> int:
+        return 2 * neighbours * _grad(args)
+
+    return formula
 
 
-def mse_loss(args: tuple, kwargs: dict, out: object) -> int:
-    """``(self, target, reduction)``: subtract N, square N; a reduction sums ``N − 1``, mean +1."""
-    n, reduction = elements(args[0]), arg(args, kwargs, 2, "reduction", _MEAN)
-    count = 2 * n
-    if reduction != _NONE:
-        count += max(n - 1, 0) + (reduction == _MEAN)
-    return count
+def padding_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``reflection_pad*_backward``/``replication_pad*_backward(grad, self, padding)``: each output
+    gradient is added into the element it was copied from: ``G`` adds."""
+    return _grad(args)
 
 
-def mse_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``(grad, self, target, reduction)``: ``2·(x − t)·grad`` 3N; mean divides by N: ``+N``."""
-    n, reduction = elements(args[1]), arg(args, kwargs, 3, "reduction", _MEAN)
-    return 3 * n + n * (reduction == _MEAN)
+def prelu_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_prelu_kernel_backward(grad, self, weight)`` on the broadcast input: ``x > 0`` 1,
+    ``dx = g or w·g`` 1, ``dw = x·g`` where ``x ≤ 0`` 1: ``3N`` (the sum over broadcast positions is
+    the separate reduction of the weight's expand)."""
+    return 3 * _grad(args)
+
+
+def glu_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, dim)`` with ``glu(a, b) = a·σ(b)`` and ``G`` output gradients: ``s = σ(b)`` 4,
+    ``da = g·s`` 1, ``db = g·a·s·(1 − s)`` 4: ``9G``."""
+    return 9 * _grad(args)
 
 
 # --- attention -----------------------------------------------------------------------------------
@@ -368,12 +368,23 @@ BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward(2),
     "_adaptive_avg_pool3d_backward": adaptive_avg_pool_backward(3),
     "embedding_dense_backward": embedding_backward,
-    "nll_loss_forward": nll_loss_forward,
-    "nll_loss_backward": nll_loss_backward,
-    "nll_loss2d_forward": nll_loss_forward,
-    "nll_loss2d_backward": nll_loss_backward,
-    "mse_loss": mse_loss,
-    "mse_loss_backward": mse_loss_backward,
     "_scaled_dot_product_flash_attention_for_cpu_backward": cpu_sdpa_backward,
+    "reflection_pad1d_backward": padding_backward,
+    "reflection_pad2d_backward": padding_backward,
+    "reflection_pad3d_backward": padding_backward,
+    "replication_pad1d_backward": padding_backward,
+    "replication_pad2d_backward": padding_backward,
+    "replication_pad3d_backward": padding_backward,
+    "upsample_linear1d_backward": interpolation_backward(2),
+    "upsample_bilinear2d_backward": interpolation_backward(4),
+    "upsample_trilinear3d_backward": interpolation_backward(8),
+    "upsample_bicubic2d_backward": interpolation_backward(16),
+    "_prelu_kernel_backward": prelu_backward,
+    "glu_backward": glu_backward,
+    **{
+        f"{name}{rank}d_backward": nearest_backward
+        for name in ("upsample_nearest", "_upsample_nearest_exact")
+        for rank in (1, 2, 3)
+    },
 }
 """Bare aten name -> formula ``(args, kwargs, out) -> int`` (registered with the result dtype rule)."""

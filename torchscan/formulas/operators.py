@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from torchscan.formulas import backward_ops, optimizer_ops, recurrent_ops
+from torchscan.formulas import backward_ops, loss_ops, optimizer_ops, recurrent_ops
 from torchscan.formulas.attention_ops import cpu_sdpa_flops, fused_encoder_layer_flops, fused_mha_flops
 from torchscan.formulas.operator_common import (
     DtypeRule,
@@ -581,6 +581,7 @@ _register("_trilinear")(recurrent_ops.trilinear_op_flops)
 for _name, _formula in backward_ops.BACKWARD_FORMULAS.items():
     _register(_name)(_formula)
 for _name, _formula in {
+    **loss_ops.LOSS_FORMULAS,
     **optimizer_ops.FOREACH_FORMULAS,
     **optimizer_ops.FUSED_FORMULAS,
     **optimizer_ops.AMP_FORMULAS,
