@@ -336,7 +336,8 @@ class OperatorObserver(TorchDispatchMode):
             entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
         out = func(*args, **kwargs)
         flops, complete, ignored = self._count(entry, args, kwargs, out)
-        self.phases.add(flops, complete)
+        if flops or not complete:  # a counted or ignored zero changes no phase: skip the lookup
+            self.phases.add(flops, complete)
         if self.sink is not None:
             self.sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
