@@ -323,3 +323,18 @@ def test_step_on_another_thread_is_not_this_threads_optimizer_phase() -> None:
     # the other thread's step ran inside this call's hooks; this thread only ran a forward
     assert _phases(report)["optimizer"] == 0
     assert _phases(report)["forward"] == 2 * 4 * 16 * 32 + 2 * 4 * 32 * 8 + 4 * 32
+
+
+def test_measure_workload_operator_report_carries_validated_phases() -> None:
+    from torchscan.measure.workload import measure_workload
+    from torchscan.report.validate import validate_benchmark_report
+
+    model, x = _mlp(), torch.randn(4, 16)
+    report = measure_workload(lambda: model(x).sum().backward(), device="cpu", metrics=("flops",))
+    validate_benchmark_report(report)
+    assert _phases(report["operator_flops"]) == {
+        "forward": MLP_FORWARD,
+        "backward": MLP_BACKWARD,
+        "optimizer": 0,
+        "recompute": 0,
+    }
