@@ -21,6 +21,7 @@ import sys
 import warnings
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's torchscan, as zoo.py
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness
@@ -28,6 +29,7 @@ import models
 import report
 import tools
 import torch
+import training
 
 import torchscan
 
@@ -114,6 +116,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--tools", help=f"comma-separated tool keys ({','.join(tools.BY_KEY)})")
     parser.add_argument("--no-rss", action="store_true", help="skip the fresh-process peak RSS column")
     parser.add_argument(
+        "--training",
+        help="comma-separated training-step keys for the overhead table "
+        f"(full: {','.join(training.BY_KEY)}; smoke: small-cnn; 'none' skips it)",
+    )
+    parser.add_argument(
         "--budget", type=float, default=120.0, help="a warm-up slower than this is timed once"
     )
     parser.add_argument("--out", type=Path, help="also write the Markdown to this file")
@@ -131,6 +138,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         options.specs = [models.BY_KEY[key] for key in options.models.split(",")]
     else:
         options.specs = list(catalog)
+    keys = options.training or ("small-cnn" if options.smoke else ",".join(training.BY_KEY))
+    options.training_specs = [] if keys == "none" else [training.BY_KEY.get(key) for key in keys.split(",")]
+    if None in options.training_specs:
+        parser.error(f"unknown training keys: {keys}")
     if options.tools:
         unknown = set(options.tools.split(",")) - set(tools.BY_KEY)
         if unknown:
@@ -172,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"{result.spec.name}: peak RSS")
             harness.measure_rss(result, chosen, _log)
     text = report.render(_header(options, argv, load_before), results)
+    if options.training_specs:
+        # issue #13: measure_flops on a full training step against FlopCounterMode alone on the same step
+        _log("training steps: timing")
+        overhead = training.tables(options.training_specs, options.repeats, phases=False)
+        text += "\n" + "\n".join(["### Training-step overhead (benchmarks/training.py)", *overhead])
     print(text, end="")
     if options.out:
         options.out.write_text(text, encoding="utf-8")

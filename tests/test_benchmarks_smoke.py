@@ -34,6 +34,29 @@ def test_smoke_run_prints_and_writes_a_table(tmp_path: Path) -> None:
     assert "µs/pair" in stdout
     assert out.read_text(encoding="utf-8") == stdout
     assert "| model | structure KiB/call | full KiB/call (target ≤ 4) |" in stdout
+    # issue #13: measure_flops on a training step against FlopCounterMode alone on the same step
+    assert "| model | bare step ms | FlopCounterMode ms | measure_flops ms |" in stdout
+    assert "| CNN with BatchNorm" in stdout
+
+
+def test_training_smoke_prints_complete_phases(tmp_path: Path) -> None:
+    out = tmp_path / "training.md"
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "training.py"), "--smoke", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    assert (
+        "| model | total | forward | backward | optimizer | recompute | backward ÷ forward |"
+        in completed.stdout
+    )
+    row = next(line for line in completed.stdout.splitlines() if line.startswith("| CNN with BatchNorm"))
+    assert row.count("(complete)") == 5  # the total and the four phases
+    assert out.read_text(encoding="utf-8") == completed.stdout
 
 
 def test_retained_table_skips_models_that_did_not_run() -> None:

@@ -125,6 +125,13 @@ def finish(layers: list[dict[str, Any]], diagnostics: list[dict[str, Any]] | Non
                 "counting_convention": "torchscan_flops_v1",
             },
             "total": copy.deepcopy(op),
+            # training-and-hardware.md 1: a forward-only report holds everything under forward
+            "by_phase": {
+                phase: m(
+                    "complete", op_total if phase == "forward" else 0, "FLOPs", OP_METHOD, "workload_phase"
+                )
+                for phase in ("forward", "backward", "optimizer", "recompute")
+            },
             "by_module": {"Sequential": op_total, "Sequential.Linear": op_total},
             "by_operator": {"aten.mm": op_total},
             "ignored_operators": {"aten.t": {"calls": 2, "reason": "zero-FLOP metadata operation"}},

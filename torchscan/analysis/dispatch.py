@@ -5,8 +5,10 @@ resolves exactly one formula (caller ``custom_mapping`` > PyTorch's native ``Flo
 formula > TorchScan's supplemental ``torchscan_flops_v1`` formula, formulas.md B.2), or an
 "ignored" reason, or the pointwise fallback, and attributes the result to the innermost active module
 call through an optional attribution sink. A composite overload (seen under ``torch.inference_mode``)
-is decomposed and its parts observed one by one (real-models.md 2.3). Nothing global is modified:
-PyTorch's registry is read, never written.
+is decomposed and its parts observed one by one (real-models.md 2.3). Every counted call is also
+filed under its workload phase (:mod:`torchscan.analysis.phases`). Nothing global is modified except
+PyTorch's optimizer step hooks, held only while the mode is active: PyTorch's registry is read,
+never written.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from torchscan.analysis.phases import PhaseTally, unavailable_phases
 from torchscan.formulas import native_equivalents, operators
 from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
@@ -255,6 +258,32 @@ class OperatorObserver(TorchDispatchMode):
         self.uncounted: dict[str, int] = {}
         self.unsupported: dict[str, str] = {}
         self.incomplete: dict[str, str] = {}
+        self.phases = PhaseTally()
+        self._entered = 0
+
+    def __enter__(self) -> OperatorObserver:
+        # The mode re-enters itself to observe decompositions: the optimizer step hooks are installed
+        # once, by the outermost entry, and removed by its exit (also when the workload raised).
+        if self._entered == 0:
+            self.phases.install()
+        self._entered += 1
+        try:
+            super().__enter__()
+        except BaseException:
+            self._leave()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            super().__exit__(*exc_info)
+        finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        self._entered -= 1
+        if self._entered == 0:
+            self.phases.remove()
 
     def _resolve(self, func: Any) -> _Entry:
         """Decide once per overload how its calls are counted (the decision is cached).
@@ -307,6 +336,8 @@ class OperatorObserver(TorchDispatchMode):
             entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
         out = func(*args, **kwargs)
         flops, complete, ignored = self._count(entry, args, kwargs, out)
+        if flops or not complete:  # a counted or ignored zero changes no phase: skip the lookup
+            self.phases.add(flops, complete)
         if self.sink is not None:
             self.sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
@@ -438,6 +469,7 @@ class OperatorObserver(TorchDispatchMode):
                 "counting_convention": COUNTING_CONVENTION,
             },
             "total": total,
+            "by_phase": self.phases.results(OPERATOR_METHOD),
             "by_module": {k: v for k, v in sorted(self.by_module.items()) if k != "Global"},
             "by_operator": dict(sorted(self.by_operator.items())),
             "ignored_operators": {
@@ -460,6 +492,7 @@ def not_requested_report() -> FlopReport:
             "counting_convention": COUNTING_CONVENTION,
         },
         "total": metric_result("unavailable", unit="FLOPs", scope="workload", method=NOT_REQUESTED),
+        "by_phase": unavailable_phases(NOT_REQUESTED),
         "by_module": {},
         "by_operator": {},
         "ignored_operators": {},

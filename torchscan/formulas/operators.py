@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from torchscan.formulas import recurrent_ops
+from torchscan.formulas import backward_ops, loss_ops, optimizer_ops, recurrent_ops
 from torchscan.formulas.attention_ops import cpu_sdpa_flops, fused_encoder_layer_flops, fused_mha_flops
 from torchscan.formulas.operator_common import (
     DtypeRule,
@@ -93,12 +93,15 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
+# training-and-hardware.md 2: view gradients zero-fill and copy; list copies and fills of optimizers
+_IGNORED_BY_REASON[_MOVE] += backward_ops.IGNORED_BACKWARD + optimizer_ops.IGNORED_FOREACH
 IGNORED_OPERATORS: dict[str, str] = {
     f"aten.{name}": reason for reason, names in _IGNORED_BY_REASON.items() for name in names
 }
 """Normalized packet name -> the exact B.6 / real-models.md 2.1 reason. Ignored is not uncounted: it
-never makes a total partial. Backward kernels are absent on purpose (without a formula they are
-uncounted gaps); arithmetic applying random values (dropout's ``mul``) keeps its own row."""
+never makes a total partial. Backward kernels other than view gradients are absent on purpose (they
+have formulas in ``backward_ops``; without one they are uncounted gaps); arithmetic applying random
+values (dropout's ``mul``) keeps its own row."""
 
 
 def _plain_index_put(args: tuple, kwargs: dict) -> bool:
@@ -572,3 +575,15 @@ _register("_thnn_fused_gru_cell")(recurrent_ops.fused_cell_formula("gru"))
 _register("mkldnn_rnn_layer")(recurrent_ops.mkldnn_rnn_layer_flops)
 _register("bilinear")(recurrent_ops.bilinear_op_flops)
 _register("_trilinear")(recurrent_ops.trilinear_op_flops)
+
+# --- training-and-hardware.md 2: backward, loss and optimizer kernels (derivations beside them) --
+
+for _name, _formula in backward_ops.BACKWARD_FORMULAS.items():
+    _register(_name)(_formula)
+for _name, _formula in {
+    **loss_ops.LOSS_FORMULAS,
+    **optimizer_ops.FOREACH_FORMULAS,
+    **optimizer_ops.FUSED_FORMULAS,
+    **optimizer_ops.AMP_FORMULAS,
+}.items():
+    _register(_name)(_formula)

@@ -37,6 +37,12 @@ def measure_flops(
     estimate of the whole, and never a coverage percentage. These are not FLOP/s, not latency and
     not the module-formula FLOPs of ``crawl_module`` (the two methods are never mixed).
 
+    ``by_phase`` splits the total into ``forward``, ``backward``, ``optimizer`` and ``recompute``
+    (training-and-hardware.md 1; :mod:`torchscan.analysis.phases` says how each is recognised): their
+    known values sum exactly to the total, and each is complete only when all of its operators were
+    counted or ignored. PyTorch's global optimizer step hooks are installed for the call only and are
+    removed, with every other hook and the dispatch mode, also when the workload raises.
+
     ``modules`` only matters on PyTorch releases without an automatic module tracker; it is
     validated and otherwise unused (``by_module`` labels come from PyTorch's tracker).
     """

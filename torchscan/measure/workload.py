@@ -17,6 +17,7 @@ from torchscan.analysis.inputs import describe
 from torchscan.measure import latency as timing
 from torchscan.measure.arguments import ArgumentTypeError, check_bool
 from torchscan.measure.device import Device, resolve_device
+from torchscan.measure.hardware import achieved_flops_per_second, model_flops, utilization, validate_hardware
 from torchscan.measure.profile import profile_workload
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.process.memory import NoMemoryEventsError, measure_peak_memory
@@ -80,6 +81,7 @@ def measure_workload(
     rss_command: Sequence[str] | None = None,
     print_summary: bool = False,
     progress: bool | ProgressCallback | None = None,
+    hardware: object = None,
 ) -> BenchmarkReport:
     """Measure one workload in separate passes and return a ``BenchmarkReport`` with seven totals.
 
@@ -92,6 +94,9 @@ def measure_workload(
     propagate unchanged. ``print_summary=True`` prints a terminal summary; the report is the data.
     ``progress`` reports each pass (the timing phases of ``measure_latency``, then ``operator_flops``,
     ``peak_memory``, ``profile``, ``process_peak_rss``; see :mod:`torchscan.measure.progress`).
+    ``hardware`` (the caller's stated peak, training-and-hardware.md 3) is copied into
+    ``context.hardware`` and adds ``achieved_flops_per_second``, ``model_flops_utilization`` and
+    ``hardware_flops_utilization`` to ``totals``.
 
     What these numbers do NOT mean: each total only means what its collector means (block-average
     latency is not a request percentile; operator FLOPs are not FLOP/s; ``peak_memory`` is one call's
@@ -107,6 +112,7 @@ def measure_workload(
     check_bool("print_summary", print_summary)
     check_progress(progress)
     command = None if rss_command is None else validate_command(rss_command, name="rss_command")
+    stated = validate_hardware(hardware)
     resolved = resolve_device(device)
     tracked = _TrackedWorkload(workload)
     diagnostics: list[Diagnostic] = []
@@ -166,6 +172,9 @@ def measure_workload(
     totals["operator_flops"] = _flops_total("flops" in selected, flops)
     totals["peak_memory"] = _memory_total("memory" in selected, memory, resolved)
     totals["process_peak_rss"] = _rss_total(command is not None, rss)
+    if stated is not None:
+        context["hardware"] = dict(stated)  # type: ignore[typeddict-unknown-key]
+        diagnostics.extend(_hardware_totals(totals, flops, stated))
     report: BenchmarkReport = {
         "schema_version": SCHEMA_VERSION,
         "context": context,
@@ -183,6 +192,30 @@ def measure_workload(
     if print_summary:
         print(format_summary(report))
     return report
+
+
+def _hardware_totals(totals: dict[str, MetricResult], flops: Any, stated: dict[str, Any]) -> list[Diagnostic]:
+    """Add the three hardware-relative totals; return their diagnostics (training-and-hardware.md 3)."""
+    operator, latency, peak = totals["operator_flops"], totals["latency"], stated["peak_flops_per_second"]
+    totals["achieved_flops_per_second"] = achieved_flops_per_second(operator, latency)
+    notes: list[Diagnostic] = []
+    model = model_flops(operator, flops) if flops is not None else operator
+    if model is None:  # no by_phase: recompute unknown, so MFU cannot be told from HFU
+        totals["model_flops_utilization"] = metric_result(
+            "unavailable", unit="ratio", scope="warmed_block_average", method="unavailable"
+        )
+        notes.append(
+            diagnostic(
+                "measurement_unavailable",
+                "the FlopReport has no by_phase, so recompute FLOPs are unknown",
+                metric="model_flops_utilization",
+            )
+        )
+    else:
+        totals["model_flops_utilization"], extra = utilization(model, latency, peak, "model_flops_utilization")
+        notes.extend(extra)
+    totals["hardware_flops_utilization"], extra = utilization(operator, latency, peak, "hardware_flops_utilization")
+    return notes + extra
 
 
 def _measure_flops(workload: Callable[[], Any]) -> Any:

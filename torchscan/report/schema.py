@@ -207,12 +207,23 @@ class IgnoredOperator(TypedDict):
     reason: str
 
 
+class FlopPhases(TypedDict):
+    """``by_phase`` (training-and-hardware.md 1): unit FLOPs, scope ``workload_phase``, the total's
+    method; the four known values sum exactly to the total's."""
+
+    forward: MetricResult
+    backward: MetricResult
+    optimizer: MetricResult
+    recompute: MetricResult
+
+
 class FlopReport(TypedDict):
     """Operator FLOPs of one workload call (``measure_flops`` or the same forward of an analysis)."""
 
     schema_version: int
     context: FlopContext
     total: MetricResult
+    by_phase: FlopPhases
     by_module: dict[str, int]
     by_operator: dict[str, int]
     ignored_operators: dict[str, IgnoredOperator]

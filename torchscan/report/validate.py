@@ -234,6 +234,39 @@ def _check_ownership(layers: list[dict[str, Any]], calls: set[tuple[str, int]], 
                 raise _fail(location, "a covered call carries no value of its own for that metric")
 
 
+_PHASES = ("forward", "backward", "optimizer", "recompute")
+
+
+def check_phases(flops: dict[str, Any], where: str) -> None:
+    """``by_phase`` (training-and-hardware.md 1): exactly the four phases, FLOPs results with scope
+    ``workload_phase`` and the total's method, whose known values sum exactly to the total's.
+
+    Statuses agree with the total: a complete total has complete phases, a partial total at least one
+    partial phase (the phase that held the uncounted operator), an unavailable total no values.
+    """
+    location = _child(where, "by_phase")
+    phases = _object(flops, "by_phase", where)
+    if sorted(phases) != sorted(_PHASES):
+        raise _fail(location, "must have exactly the keys forward, backward, optimizer, recompute")
+    total = flops["total"]
+    for name in _PHASES:
+        check_metric_result(phases[name], _child(location, name))
+        if phases[name]["unit"] != "FLOPs" or phases[name]["scope"] != "workload_phase":
+            raise _fail(_child(location, name), "must have unit FLOPs and scope workload_phase")
+        if phases[name]["method"] != total["method"]:
+            raise _fail(_child(_child(location, name), "method"), "must equal the total's method")
+    known = [phases[name]["known_value"] for name in _PHASES]
+    statuses = {phases[name]["status"] for name in _PHASES}
+    if total["known_value"] is None:
+        if any(value is not None for value in known):
+            raise _fail(location, "phases carry no value when the total is unavailable")
+        return
+    if None in known or sum(known) != total["known_value"]:
+        raise _fail(location, "phase known values must sum exactly to total.known_value")
+    if (total["status"] == "complete") != (statuses == {"complete"}):
+        raise _fail(location, "phases are all complete exactly when the total is complete")
+
+
 def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root: str) -> None:
     where = _child(root, "operator_flops")
     flops = _object(report, "operator_flops", root)
@@ -255,6 +288,7 @@ def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root:
         if not isinstance(entry.get("reason"), str):
             raise _fail(_child(location, "reason"), "reason must be a string")
     check_diagnostics(_list(flops, "diagnostics", where), _child(where, "diagnostics"))
+    check_phases(flops, where)
     if "operator_flops" in totals and totals["operator_flops"] != flops["total"]:
         raise _fail(_child(_child(root, "totals"), "operator_flops"), "must match operator_flops.total")
 
@@ -360,6 +394,7 @@ def validate_benchmark_report(report: Any, where: str = "report") -> None:
     if "operator_flops" in report:
         flops = _object(report, "operator_flops", where)
         check_metric_result(flops.get("total"), f"{where}.operator_flops.total")
+        check_phases(flops, f"{where}.operator_flops")
     if "memory" in report:
         _object(report, "memory", where)
     if "profile" in report:

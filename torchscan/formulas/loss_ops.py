@@ -1,0 +1,119 @@
+"""Loss kernels of a training step (training-and-hardware.md 2), ``torchscan_flops_v1``.
+
+Forward and backward kernels of the losses PyTorch implements as single operators (``nll_loss``,
+``mse_loss``, ``binary_cross_entropy``, ``smooth_l1_loss``, ``huber_loss``); composite losses
+(``cross_entropy``, ``l1_loss``, ``kl_div``, …) reach the observer as their parts. Costs as
+formulas.md B.8: a multiply, add, subtract, divide, comparison, ``log``, ``exp``, ``abs`` or ``sign``
+costs 1; selecting a value is free. ``N`` is the element count of the input; a reduction sums
+``N − 1`` values and ``mean`` divides once more (the reduction enum: 0 none, 1 mean, 2 sum); a mean
+backward divides every gradient element by ``N`` (``+N``).
+"""
+
+from __future__ import annotations
+
+from torchscan.formulas.operator_common import OperatorFormula, arg, elements
+
+__all__ = ["LOSS_FORMULAS"]
+
+_NONE, _MEAN = 0, 1  # torch's reduction enum: 0 none, 1 mean, 2 sum
+
+
+def nll_loss_forward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, weight, reduction, ignore_index)`` with ``T`` targets: picking is indexing;
+    negate T, class weight ``W·T``; a reduction sums ``T − 1``; mean divides once and, with a weight,
+    sums the picked weights ``T − 1``."""
+    targets, weight, reduction = elements(args[1]), args[2] is not None, args[3]
+    count = targets + weight * targets
+    if reduction != _NONE:
+        count += max(targets - 1, 0)
+    if reduction == _MEAN:
+        count += 1 + weight * max(targets - 1, 0)
+    return count
+
+
+def nll_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, weight, reduction, ignore_index, total_weight)``: per target
+    ``−grad·w / total_weight``: negate 1, weight W, mean divide 1; the scatter moves data."""
+    targets, weight, reduction = elements(args[2]), args[3] is not None, args[4]
+    return targets * (1 + weight + (reduction == _MEAN))
+
+
+def mse_loss(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, reduction)``: subtract N, square N; a reduction sums ``N − 1``, mean +1."""
+    n, reduction = elements(args[0]), arg(args, kwargs, 2, "reduction", _MEAN)
+    count = 2 * n
+    if reduction != _NONE:
+        count += max(n - 1, 0) + (reduction == _MEAN)
+    return count
+
+
+def mse_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, reduction)``: ``2·(x − t)·grad`` 3N; mean divides by N: ``+N``."""
+    n, reduction = elements(args[1]), arg(args, kwargs, 3, "reduction", _MEAN)
+    return 3 * n + n * (reduction == _MEAN)
+
+
+def _reduced(n: int, reduction: int) -> int:
+    """The reduction of ``n`` per-element losses: ``N − 1`` adds, mean one divide more."""
+    return 0 if reduction == _NONE else max(n - 1, 0) + (reduction == _MEAN)
+
+
+def binary_cross_entropy(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, weight, reduction)``: ``−w·(t·log x + (1 − t)·log(1 − x))`` with PyTorch's
+    clamp of each log at −100: two logs 2, two clamps 2, ``1 − x`` and ``1 − t`` 2, two products 2,
+    the add and the negation 2: ``10N``; a weight ``+N``; then the reduction."""
+    n, weight = elements(args[0]), arg(args, kwargs, 2, "weight") is not None
+    return (10 + weight) * n + _reduced(n, arg(args, kwargs, 3, "reduction", _MEAN))
+
+
+def binary_cross_entropy_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, weight, reduction)``: ``g·(x − t) / max((1 − x)·x, ε)``: subtract,
+    ``1 − x``, product, max, divide, ``g·``: ``6N``; a weight ``+N``; mean ``+N``."""
+    n, weight = elements(args[1]), arg(args, kwargs, 3, "weight") is not None
+    return (6 + weight + (arg(args, kwargs, 4, "reduction", _MEAN) == _MEAN)) * n
+
+
+def binary_cross_entropy_with_logits(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, weight, pos_weight, reduction)``: PyTorch's stable form
+    ``(1 − t)·x + ℓ·(log(1 + exp(−|x|)) + max(−x, 0))``: ``1 − t``, ``·x``, abs, negate, exp,
+    ``log1p``, negate, max, two adds: ``10N``; ``pos_weight`` makes ``ℓ = (p − 1)·t + 1`` and its
+    product ``+4N``; a weight ``+N``; then the reduction."""
+    n = elements(args[0])
+    weight = arg(args, kwargs, 2, "weight") is not None
+    positive = arg(args, kwargs, 3, "pos_weight") is not None
+    return (10 + 4 * positive + weight) * n + _reduced(n, arg(args, kwargs, 4, "reduction", _MEAN))
+
+
+def smooth_l1_loss(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, reduction, beta)``: ``d = |x − t|`` 2, ``d < β`` 1, ``0.5·d²/β`` 3,
+    ``d − 0.5·β`` 1 (both branches are computed, one selected): ``7N``; then the reduction.
+    ``huber_loss(self, target, reduction, delta)`` has the same count (``0.5·d²`` 2 and
+    ``δ·(d − 0.5·δ)`` 2)."""
+    n = elements(args[0])
+    return 7 * n + _reduced(n, arg(args, kwargs, 2, "reduction", _MEAN))
+
+
+def smooth_l1_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, reduction, beta)``: ``d = x − t`` 1, ``|d| < β`` 2, ``d/β`` or
+    ``sign(d)`` 2, ``g·`` 1: ``6N``; mean ``+N``. ``huber_loss_backward`` (``d`` or ``δ·sign(d)``)
+    counts the same."""
+    n = elements(args[1])
+    return (6 + (arg(args, kwargs, 3, "reduction", _MEAN) == _MEAN)) * n
+
+
+LOSS_FORMULAS: dict[str, OperatorFormula] = {
+    "nll_loss_forward": nll_loss_forward,
+    "nll_loss_backward": nll_loss_backward,
+    "nll_loss2d_forward": nll_loss_forward,
+    "nll_loss2d_backward": nll_loss_backward,
+    "mse_loss": mse_loss,
+    "mse_loss_backward": mse_loss_backward,
+    "binary_cross_entropy": binary_cross_entropy,
+    "binary_cross_entropy_backward": binary_cross_entropy_backward,
+    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
+    "smooth_l1_loss": smooth_l1_loss,
+    "smooth_l1_loss_backward": smooth_l1_loss_backward,
+    "huber_loss": smooth_l1_loss,
+    "huber_loss_backward": smooth_l1_loss_backward,
+}
+"""Bare aten name -> formula ``(args, kwargs, out) -> int``."""
