@@ -192,3 +192,49 @@ def test_compare_benchmarks_carries_the_figures(monkeypatch) -> None:
     # 48 FLOPs over 0.25 s, then over 0.125 s (median of five 4-call blocks), against 1e9 FLOP/s
     assert hfu["delta"] == pytest.approx(48 / 0.125 / 1e9 - 48 / 0.25 / 1e9)
     validate_benchmark_comparison(json.loads(json.dumps(comparison)))
+
+
+ERRORS = {"backward": KeyError("inside backward"), "optimizer": KeyError("inside the optimizer step")}
+
+
+class _BackwardFails(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ERRORS["backward"]
+
+
+class _StepFails(torch.optim.SGD):
+    def step(self, closure=None):
+        raise ERRORS["optimizer"]
+
+
+def _global_state() -> tuple[object, ...]:
+    """Sizes of every global module and optimizer-step hook table, and the active dispatch mode."""
+    from torch.nn.modules import module as module_globals
+    from torch.optim import optimizer as optimizer_globals
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    tables = [getattr(module_globals, name) for name in dir(module_globals) if name.startswith("_global_")]
+    tables += [optimizer_globals._global_optimizer_pre_hooks, optimizer_globals._global_optimizer_post_hooks]
+    return (*(len(table) for table in tables if isinstance(table, dict)), _get_current_dispatch_mode())
+
+
+@pytest.mark.parametrize("where", sorted(ERRORS))
+def test_an_error_in_backward_or_step_leaves_no_hook_and_propagates(where: str) -> None:
+    weight = torch.ones(3, requires_grad=True)
+    optimizer = _StepFails([weight], lr=0.1)
+
+    def step() -> None:
+        loss = (_BackwardFails.apply(weight) if where == "backward" else weight * 2).sum()
+        loss.backward()
+        optimizer.step()
+
+    before = _global_state()
+    with pytest.raises(KeyError) as caught:
+        measure_workload(step, device="cpu", metrics=("flops",), hardware={"name": "t", PEAK: 1e9})
+    assert caught.value is ERRORS[where]  # the workload's own exception object, re-raised
+    assert _global_state() == before
