@@ -136,26 +136,33 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
-    _target, model, spec = _load_model(args)
-    from torchscan import IncompleteAnalysisError, summary
+    import io
 
-    incomplete: IncompleteAnalysisError | None = None
-    with contextlib.redirect_stdout(_human_stream(args.json)):
-        try:
-            report = summary(
-                model,
-                spec.api_shape(),
-                max_depth=args.max_depth,
-                receptive_field=args.receptive_field,
-                effective_rf_stats=args.effective_rf_stats,
-                dtype=spec.dtypes,
-                device=spec.device,
-                strict=args.strict,
-                mode=args.mode,
-                hardware=args.hardware_facts,
-            )
-        except IncompleteAnalysisError as error:
-            incomplete, report = error, error.report
+    incomplete: Any = None
+    table = io.StringIO()  # printed once the status line is gone, so the two never interleave
+    with _status(f"loading {args.target} …") as status:
+        _target, model, spec = _load_model(args)
+        from torchscan import IncompleteAnalysisError, summary
+
+        if status is not None:
+            status.set(f"analysing {args.target} …")
+        with contextlib.redirect_stdout(table):
+            try:
+                report = summary(
+                    model,
+                    spec.api_shape(),
+                    max_depth=args.max_depth,
+                    receptive_field=args.receptive_field,
+                    effective_rf_stats=args.effective_rf_stats,
+                    dtype=spec.dtypes,
+                    device=spec.device,
+                    strict=args.strict,
+                    mode=args.mode,
+                    hardware=args.hardware_facts,
+                )
+            except IncompleteAnalysisError as error:
+                incomplete, report = error, error.report
+    _human_stream(args.json).write(table.getvalue())
     for line in hw.hardware_lines(report):
         print(line, file=_human_stream(args.json))
     if args.json is not None:
@@ -214,65 +221,109 @@ def _cmd_flops(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-@contextlib.contextmanager
-def _progress(label: str) -> Iterator[None]:
-    """An elapsed-time ticker on stderr, only when stderr is a terminal (never in pipes or logs)."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    done = threading.Event()
-    start = time.perf_counter()
+class _Status:
+    """One self-updating stderr line with elapsed seconds, ticking every second (terminals only).
 
-    def tick() -> None:
-        while not done.wait(1.0):
-            sys.stderr.write(f"\rtiming {label}: {time.perf_counter() - start:.0f} s elapsed")
+    The ticker starts at once, so something is on screen from the first second of a slow import or
+    analysis; ``set`` changes the text (a progress callback of the timing APIs calls it).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.start = time.perf_counter()
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.shown = False
+
+    def set(self, text: str) -> None:
+        """Show ``text`` now (followed by the elapsed seconds)."""
+        self.text = text
+        self._draw()
+
+    def _draw(self) -> None:
+        with self.lock:
+            if self.done.is_set():
+                return
+            elapsed = time.perf_counter() - self.start
+            sys.stderr.write(f"\rtorchscan: {self.text} ({elapsed:.0f} s elapsed)\033[K")
             sys.stderr.flush()
+            self.shown = True
 
-    thread = threading.Thread(target=tick, daemon=True)
-    sys.stderr.write(f"timing {label}...")
-    sys.stderr.flush()
+    def _tick(self) -> None:
+        while not self.done.wait(1.0):
+            self._draw()
+
+    def clear(self) -> None:
+        """Stop ticking and erase the line."""
+        with self.lock:
+            self.done.set()
+            if self.shown:
+                sys.stderr.write("\r\033[K")
+                sys.stderr.flush()
+                self.shown = False
+
+
+@contextlib.contextmanager
+def _status(text: str) -> Iterator[_Status | None]:
+    """A :class:`_Status` line while the block runs, or ``None`` when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    status = _Status(text)
+    status.set(text)
+    thread = threading.Thread(target=status._tick, daemon=True)
     thread.start()
     try:
-        yield
+        yield status
     finally:
-        done.set()
+        status.clear()
         thread.join()
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
 
 
 def _cmd_latency(args: argparse.Namespace) -> int:
-    import torch
+    with _status(f"loading {args.target} …") as status:  # before importing torch: it takes seconds
+        import torch
 
-    from torchscan import cli_targets as targets
-    from torchscan.analysis.inputs import default_placement
+        from torchscan import cli_targets as targets
+        from torchscan.analysis.inputs import default_placement
+        from torchscan.measure.progress import describe
 
-    _target, model, spec = _load_model(args, devices=("cpu", "cuda", "mps"))
-    from torchscan import measure_latency, measure_workload
+        _target, model, spec = _load_model(args, devices=("cpu", "cuda", "mps"))
+        from torchscan import measure_latency, measure_workload
 
-    inputs = targets.generate(model, spec)
-    device = spec.device if spec.device is not None else default_placement(model)[1]
-    model.eval()
+        inputs = targets.generate(model, spec)
+        device = spec.device if spec.device is not None else default_placement(model)[1]
+        model.eval()
 
-    def workload() -> None:
-        model(*inputs)
+        def workload() -> None:
+            model(*inputs)
 
-    settings: dict[str, Any] = {
-        "device": str(device),
-        "inputs": inputs,
-        "work_units": args.work_units,
-        "work_unit": args.work_unit,
-        "warmup": args.warmup,
-        "min_run_time": args.min_run_time,
-        "min_repeats": args.min_repeats,
-    }
-    with _progress(args.target), torch.no_grad(), contextlib.redirect_stdout(_human_stream(args.json)):
-        if args.hardware_facts is None:
-            report: Any = measure_latency(workload, **settings)
-        else:  # utilization needs the operator FLOPs too: a separate counting pass after the timing
-            report = measure_workload(
-                workload, metrics=("flops", "latency", "throughput"), hardware=args.hardware_facts, **settings
-            )
+        def progress(phase: str, done: float, total: float) -> None:
+            if status is not None:
+                status.set(f"{args.target}: {describe(phase, done, total)}")
+
+        if status is not None:
+            status.set(f"timing {args.target} …")
+        settings: dict[str, Any] = {
+            "device": str(device),
+            "inputs": inputs,
+            "work_units": args.work_units,
+            "work_unit": args.work_unit,
+            "warmup": args.warmup,
+            "min_run_time": args.min_run_time,
+            "min_repeats": args.min_repeats,
+            "progress": progress,
+        }
+        with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args.json)):
+            if args.hardware_facts is None:
+                report: Any = measure_latency(workload, **settings)
+            else:  # utilization needs the operator FLOPs too: a separate counting pass after the timing
+                report = measure_workload(
+                    workload,
+                    metrics=("flops", "latency", "throughput"),
+                    hardware=args.hardware_facts,
+                    **settings,
+                )
     print(fmt.benchmark(report, args.target), file=_human_stream(args.json))
     for line in hw.hardware_lines(report):
         print(line, file=_human_stream(args.json))

@@ -17,6 +17,7 @@ from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.arguments import ArgumentTypeError, check_count
 from torchscan.measure.device import Device, device_name, processor_name, resolve_device, synchronizer
 from torchscan.measure.locks import TIMING_LOCK
+from torchscan.measure.progress import Progress, ProgressCallback, check_progress, start_progress
 from torchscan.measure.stats import block_statistics
 from torchscan.report.schema import (
     SCHEMA_VERSION,
@@ -139,6 +140,7 @@ def measure_latency(
     warmup: int = 5,
     min_run_time: float = 0.2,
     min_repeats: int = 5,
+    progress: bool | ProgressCallback | None = None,
 ) -> BenchmarkReport:
     """Time ``workload`` on ``device``: one synchronised first call, ``warmup`` calls, then timed blocks.
 
@@ -146,7 +148,10 @@ def measure_latency(
     ``latency_iqr`` the spread of those averages; ``throughput`` is ``work_units`` per second of the
     measured calls. Every block boundary synchronises the device. ``inputs`` is only described in the
     report (shapes and dtypes, never values) and is never passed to the workload. The raw block
-    durations are kept under ``measurement``.
+    durations are kept under ``measurement``. ``progress`` (see :mod:`torchscan.measure.progress`):
+    ``None`` shows a self-updating stderr line when stderr is a terminal, ``False`` nothing, a
+    callable gets ``(phase, done, total_estimate)`` for ``first_call``, ``warmup`` and ``timing``
+    (seconds of the ``min_run_time`` budget); updates never run inside a timed block.
 
     What these numbers do NOT mean: block averages say nothing about single requests (no
     p50/p95/p99); first-call time covers one synchronised call, not Python start-up or model loading,
@@ -163,10 +168,18 @@ def measure_latency(
     if not callable(workload):
         raise TypeError("workload must be callable")
     settings = validate_timing_settings(work_units, work_unit, warmup, min_run_time, min_repeats)
+    check_progress(progress)
     resolved = resolve_device(device)
     timer_class = load_timer()
     metadata = describe(inputs)
-    first_call, number_per_run, blocks, threads = _run_timed(workload, resolved, settings, timer_class)
+    reporter = start_progress(progress)
+    try:
+        first_call, number_per_run, blocks, threads = _run_timed(
+            workload, resolved, settings, timer_class, reporter
+        )
+    finally:
+        if reporter is not None:
+            reporter.close()
 
     if not all(math.isfinite(t) and t > 0 for t in (first_call, *blocks)):
         raise RuntimeError(
@@ -199,7 +212,11 @@ def measure_latency(
 
 
 def _run_timed(
-    workload: Callable[[], Any], device: Device, settings: TimingSettings, timer_class: Any
+    workload: Callable[[], Any],
+    device: Device,
+    settings: TimingSettings,
+    timer_class: Any,
+    progress: Progress | None = None,
 ) -> tuple[float, int, list[float], int]:
     """The timed section (workloads.md 5.2), under the timing lock.
 
@@ -211,16 +228,23 @@ def _run_timed(
         sync()
         return time.perf_counter()
 
+    timer_clock = clock if progress is None else _ReportingClock(clock, progress, settings.min_run_time)
     with ANALYSIS_LOCK, TIMING_LOCK:  # analysis lock first: one acquisition order, no deadlock
         threads = torch.get_num_threads()
         try:
+            if progress is not None:
+                progress.update("first_call", 0, 1)
             start = clock()
             workload()
             first_call = clock() - start
-            for _ in range(settings.warmup):
+            if progress is not None:
+                progress.update("first_call", 1, 1, final=True)
+            for done in range(settings.warmup):
                 workload()
+                if progress is not None:
+                    progress.update("warmup", done + 1, settings.warmup, final=done + 1 == settings.warmup)
             timer = timer_class(
-                stmt="workload()", globals={"workload": workload}, timer=clock, num_threads=threads
+                stmt="workload()", globals={"workload": workload}, timer=timer_clock, num_threads=threads
             )
             measurement = timer.blocked_autorange(min_run_time=settings.min_run_time)
             number_per_run = int(measurement.number_per_run)
@@ -230,7 +254,36 @@ def _run_timed(
                 if not extra.raw_times:
                     raise RuntimeError("torch.utils.benchmark.Timer.timeit returned no timed block")
                 blocks.extend(float(t) for t in extra.raw_times)
+            if progress is not None:
+                spent = getattr(timer_clock, "spent", 0.0)
+                progress.update("timing", spent, spent, final=True)
         finally:
             if torch.get_num_threads() != threads:
                 torch.set_num_threads(threads)
     return first_call, number_per_run, blocks, threads
+
+
+class _ReportingClock:
+    """The timer's clock, reporting progress between blocks, never inside one.
+
+    ``timeit`` reads the clock in pairs (block start, block end); an update is sent only right after
+    an *end* reading, so its cost falls between two blocks and in no measured duration.
+    """
+
+    def __init__(self, clock: Callable[[], float], progress: Progress, budget: float) -> None:
+        self.clock = clock
+        self.progress = progress
+        self.budget = budget
+        self.reads = 0
+        self.started: float | None = None
+        self.spent = 0.0
+
+    def __call__(self) -> float:
+        now = self.clock()
+        self.reads += 1
+        if self.started is None:
+            self.started = now
+        elif self.reads % 2 == 0:
+            self.spent = now - self.started
+            self.progress.update("timing", self.spent, self.budget)
+        return now

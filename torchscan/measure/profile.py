@@ -16,6 +16,7 @@ from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.arguments import check_count, check_output_path
 from torchscan.measure.device import Device, resolve_device, synchronizer
 from torchscan.measure.locks import MEMORY_LOCK
+from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import SCHEMA_VERSION, Diagnostic, ProfileReport, ProfileRow
 
@@ -28,6 +29,7 @@ def profile_workload(
     device: str | torch.device,
     trace_path: str | os.PathLike[str] | None = None,
     limit: int = 20,
+    progress: bool | ProgressCallback | None = None,
 ) -> ProfileReport:
     """Call ``workload`` once under ``torch.profiler`` and rank its grouped operator events.
 
@@ -35,7 +37,8 @@ def profile_workload(
     when the profiler cannot see the device: unknown, not zero) and net CPU bytes (allocations minus
     frees). Rows are sorted by device self time when available, else CPU self time, and cut to
     ``limit``. With ``trace_path`` a Chrome trace is written there (never overwritten; the path is not
-    recorded in the report).
+    recorded in the report). ``progress`` reports the ``profile`` phase (``0`` then ``1`` of ``1``;
+    see :mod:`torchscan.measure.progress`): a stderr line on a terminal by default, ``False`` for none.
 
     What these numbers do NOT mean: instrumented self times overlap and must not be summed into a
     model latency or quoted as clean timing; net bytes are not peaks; a hot operator shows where this
@@ -51,6 +54,7 @@ def profile_workload(
     if not callable(workload):
         raise TypeError("workload must be callable")
     check_count("limit", limit, 1)
+    check_progress(progress)
     # Checked before the call: the profiler's export into a missing folder fails silently.
     trace = None if trace_path is None else check_output_path("trace_path", trace_path)
     resolved = resolve_device(device)
@@ -64,10 +68,16 @@ def profile_workload(
     with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
         if trace is not None and os.path.lexists(trace):
             raise FileExistsError(f"trace_path already exists and is never overwritten: {trace}")
-        sync()
-        with profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
-            workload()
-            sync()
+        reporter = start_progress(progress)
+        try:
+            with one_pass(reporter, "profile"):
+                sync()
+                with profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
+                    workload()
+                    sync()
+        finally:
+            if reporter is not None:
+                reporter.close()
         events = prof.key_averages(group_by_input_shape=True)
         if trace is not None:
             prof.export_chrome_trace(trace)

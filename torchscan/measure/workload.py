@@ -19,6 +19,7 @@ from torchscan.measure.arguments import ArgumentTypeError, check_bool
 from torchscan.measure.device import Device, resolve_device
 from torchscan.measure.hardware import achieved_flops_per_second, model_flops, utilization, validate_hardware
 from torchscan.measure.profile import profile_workload
+from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.process.memory import NoMemoryEventsError, measure_peak_memory
 from torchscan.process.rss import measure_peak_rss, validate_command
 from torchscan.report.diagnostics import diagnostic
@@ -81,6 +82,7 @@ def measure_workload(
     rss_command: Sequence[str] | None = None,
     print_summary: bool = False,
     hardware: object = None,
+    progress: bool | ProgressCallback | None = None,
 ) -> BenchmarkReport:
     """Measure one workload in separate passes and return a ``BenchmarkReport`` with seven totals.
 
@@ -94,6 +96,8 @@ def measure_workload(
     ``hardware`` (the caller's stated peak, training-and-hardware.md 3) is copied into
     ``context.hardware`` and adds ``achieved_flops_per_second``, ``model_flops_utilization`` and
     ``hardware_flops_utilization`` to ``totals``.
+    ``progress`` reports each pass (the timing phases of ``measure_latency``, then ``operator_flops``,
+    ``peak_memory``, ``profile``, ``process_peak_rss``; see :mod:`torchscan.measure.progress`).
 
     What these numbers do NOT mean: each total only means what its collector means (block-average
     latency is not a request percentile; operator FLOPs are not FLOP/s; ``peak_memory`` is one call's
@@ -107,15 +111,19 @@ def measure_workload(
     selected = _validate_metrics(metrics)
     check_bool("profile", profile)
     check_bool("print_summary", print_summary)
+    check_progress(progress)
     command = None if rss_command is None else validate_command(rss_command, name="rss_command")
     stated = validate_hardware(hardware)
     resolved = resolve_device(device)
     tracked = _TrackedWorkload(workload)
     diagnostics: list[Diagnostic] = []
 
+    reporter = start_progress(progress)
+
     def collect(metric: str, call: Callable[[], T]) -> T | None:
         try:
-            return call()
+            with one_pass(reporter, None if metric == "latency" else metric):
+                return call()
         except LIMITATIONS as error:
             if error is tracked.error:
                 raise
@@ -127,16 +135,18 @@ def measure_workload(
     # limitation (broken torch.utils.benchmark) is probed first, so any NotImplementedError or
     # ImportError escaping measure_latency afterwards came from the workload and propagates.
     if selected & {"latency", "throughput"} and collect("latency", timing.load_timer) is not None:
-        timed = timing.measure_latency(
-            workload,
-            device=resolved.name,
-            inputs=inputs,
-            work_units=settings.work_units,
-            work_unit=settings.work_unit,
-            warmup=settings.warmup,
-            min_run_time=settings.min_run_time,
-            min_repeats=settings.min_repeats,
-        )
+        with one_pass(reporter, None):
+            timed = timing.measure_latency(
+                workload,
+                device=resolved.name,
+                inputs=inputs,
+                work_units=settings.work_units,
+                work_unit=settings.work_unit,
+                warmup=settings.warmup,
+                min_run_time=settings.min_run_time,
+                min_repeats=settings.min_repeats,
+                progress=False if reporter is None else reporter.callback,
+            )
     flops = collect("operator_flops", lambda: _measure_flops(tracked)) if "flops" in selected else None
     if flops is not None:
         diagnostics.extend(copy.deepcopy(flops["diagnostics"]))
@@ -144,11 +154,15 @@ def measure_workload(
     if "memory" in selected:
         memory = collect("peak_memory", lambda: measure_peak_memory(tracked, device=resolved.name))
     profiled = (
-        collect("profile", lambda: profile_workload(tracked, device=resolved.name)) if profile else None
+        collect("profile", lambda: profile_workload(tracked, device=resolved.name, progress=False))
+        if profile
+        else None
     )
     if profiled is not None:
         diagnostics.extend(copy.deepcopy(profiled["diagnostics"]))
     rss = collect("process_peak_rss", lambda: measure_peak_rss(command)) if command is not None else None
+    if reporter is not None:
+        reporter.close()
 
     if timed is not None:
         context = timed["context"]
