@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from torchscan import cli_files as files
 from torchscan import cli_format as fmt
+from torchscan import cli_hardware as hw
 from torchscan.cli_parser import build_parser
 from torchscan.cli_targets import UsageError
 
@@ -91,7 +92,11 @@ def _render_options(args: argparse.Namespace) -> dict[str, Any]:
 def _load_model(
     args: argparse.Namespace, *, devices: Sequence[str] | None = None
 ) -> tuple[Target, nn.Module, InputSpec]:
-    """Resolve TARGET, its inputs and outputs (usage errors first), then build the model."""
+    """Resolve TARGET, its inputs and outputs (usage errors first), then build the model.
+
+    A ``--hardware`` file is read and checked here too, before the model is built, and no output
+    may overwrite it.
+    """
     from torchscan import cli_targets as targets
 
     factory_kwargs = targets.parse_factory_kwargs(args.factory_kwargs) if args.factory_kwargs else {}
@@ -99,7 +104,9 @@ def _load_model(
     rules = {} if devices is None else {"allowed": devices}
     spec = targets.input_spec(target, args.input_shape, args.dtype, args.device, **rules)
     outputs = {f"--{name}": getattr(args, name, None) for name in ("json", "html", "svg")}
-    files.check_outputs(outputs, [target.source_file])
+    hardware = getattr(args, "hardware", None)
+    args.hardware_facts = hw.load_hardware(hardware) if hardware is not None else None
+    files.check_outputs(outputs, [target.source_file, Path(hardware) if hardware is not None else None])
     model = targets.instantiate(target, factory_kwargs)
     if spec.device is not None:
         model.to(spec.device)
@@ -151,10 +158,13 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                     device=spec.device,
                     strict=args.strict,
                     mode=args.mode,
+                    hardware=args.hardware_facts,
                 )
             except IncompleteAnalysisError as error:
                 incomplete, report = error, error.report
     _human_stream(args.json).write(table.getvalue())
+    for line in hw.hardware_lines(report):
+        print(line, file=_human_stream(args.json))
     if args.json is not None:
         _write(args.json, _dump(report))
     _write_renderings(report, args, **_render_options(args))
@@ -191,14 +201,7 @@ def _cmd_flops(args: argparse.Namespace) -> int:
 
     inputs = targets.generate(model, spec)
     if args.train:
-        model.train()
-
-        def workload() -> None:
-            loss = _floating_sum(model(*inputs))
-            if loss is None:
-                raise UsageError("--train needs a model output with a floating-point tensor to differentiate")
-            loss.backward()
-
+        workload = hw.train_step(model, inputs, _floating_sum)
     else:
         model.eval()
 
@@ -208,7 +211,7 @@ def _cmd_flops(args: argparse.Namespace) -> int:
 
     with contextlib.redirect_stdout(_human_stream(args.json)):  # keep `--json -` parseable
         report = measure_flops(workload)
-    what = "forward + backward of sum(output), training mode" if args.train else "one eval/no-grad forward"
+    what = hw.TRAIN_STEP if args.train else "one eval/no-grad forward"
     print(fmt.flop_report(report, f"operator FLOPs of {args.target}: {what}"), file=_human_stream(args.json))
     if args.json is not None:
         _write(args.json, _dump(report))
@@ -286,7 +289,7 @@ def _cmd_latency(args: argparse.Namespace) -> int:
         from torchscan.measure.progress import describe
 
         _target, model, spec = _load_model(args, devices=("cpu", "cuda", "mps"))
-        from torchscan import measure_latency
+        from torchscan import measure_latency, measure_workload
 
         inputs = targets.generate(model, spec)
         device = spec.device if spec.device is not None else default_placement(model)[1]
@@ -301,19 +304,29 @@ def _cmd_latency(args: argparse.Namespace) -> int:
 
         if status is not None:
             status.set(f"timing {args.target} …")
+        settings: dict[str, Any] = {
+            "device": str(device),
+            "inputs": inputs,
+            "work_units": args.work_units,
+            "work_unit": args.work_unit,
+            "warmup": args.warmup,
+            "min_run_time": args.min_run_time,
+            "min_repeats": args.min_repeats,
+            "progress": progress,
+        }
         with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args.json)):
-            report = measure_latency(
-                workload,
-                device=str(device),
-                inputs=inputs,
-                work_units=args.work_units,
-                work_unit=args.work_unit,
-                warmup=args.warmup,
-                min_run_time=args.min_run_time,
-                min_repeats=args.min_repeats,
-                progress=progress,
-            )
+            if args.hardware_facts is None:
+                report: Any = measure_latency(workload, **settings)
+            else:  # utilization needs the operator FLOPs too: a separate counting pass after the timing
+                report = measure_workload(
+                    workload,
+                    metrics=("flops", "latency", "throughput"),
+                    hardware=args.hardware_facts,
+                    **settings,
+                )
     print(fmt.benchmark(report, args.target), file=_human_stream(args.json))
+    for line in hw.hardware_lines(report):
+        print(line, file=_human_stream(args.json))
     if args.json is not None:
         _write(args.json, _dump(report))
     _write_renderings(report, args, **_render_options(args))

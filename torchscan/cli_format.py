@@ -8,10 +8,11 @@ should parse them (use ``--json``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 MIB = 1024 * 1024
+PHASES = ("forward", "backward", "optimizer", "recompute")
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
@@ -48,6 +49,14 @@ def metric(result: Mapping[str, Any] | None) -> str:
     if status == "partial":
         return f"≥ {count(result['known_value'])}"
     return "unavailable"
+
+
+def figure(result: Mapping[str, Any] | None, shown: Callable[[float], str]) -> str:
+    """A MetricResult through ``shown``; a partial one as a lower bound, an unavailable one by name."""
+    if result is None or result["status"] == "unavailable":
+        return "unavailable"
+    text = shown(result["known_value"])
+    return text if result["status"] == "complete" else f"≥ {text} (partial: lower bound)"
 
 
 def delta(diff: Mapping[str, Any]) -> str:
@@ -124,8 +133,21 @@ def flop_report(report: Mapping[str, Any], title: str) -> str:
         lines += [f"  {op}: {e['calls']} call(s), {e['reason']}" for op, e in ignored.items()]
     if report.get("diagnostics"):
         lines += ["", "diagnostics:", *diagnostics_lines(report["diagnostics"])]
+    lines += phase_lines(report)
     lines += ["", status_line(report["total"], report.get("diagnostics", []))]
     return "\n".join(lines)
+
+
+def phase_lines(report: Mapping[str, Any]) -> list[str]:
+    """The FLOPs of each phase of a FlopReport's ``by_phase``, when it has one."""
+    phases = report.get("by_phase")
+    if not isinstance(phases, Mapping):
+        return []
+    lines = ["", "by phase (operators while autograd, an optimizer step or a checkpoint re-run ran):"]
+    for name in PHASES:
+        if name in phases:
+            lines.append(f"  {name:<10} {figure(phases[name], lambda v: f'{count(v)} FLOPs')}")
+    return lines
 
 
 def comparison(diff: Mapping[str, Any], limit: int = 20) -> str:

@@ -102,6 +102,15 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
         )
 
 
+def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
+    parser.add_argument(
+        "--hardware",
+        metavar="FILE.json",
+        help='stated facts {"name", "peak_flops_per_second", "memory_bandwidth_bytes_per_second"}: '
+        f"adds {adds}; there is no built-in device table",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``torchscan`` argument parser with one sub-command per cli.md command."""
     parser = Parser(
@@ -131,10 +140,15 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument(
         "--effective-rf-stats", action="store_true", help="add effective stride/padding columns"
     )
+    _add_hardware(scan, "arithmetic intensity and roofline time")
 
     flops = commands.add_parser("flops", help="operator FLOPs of one forward (measure_flops)")
     _add_target(flops)
-    flops.add_argument("--train", action="store_true", help="count forward + backward of sum(output)")
+    flops.add_argument(
+        "--train",
+        action="store_true",
+        help="count one training step: forward, backward of sum(output), AdamW (PyTorch defaults) step",
+    )
     flops.add_argument("--json", metavar="PATH", help="save the FlopReport ('-' for stdout)")
     flops.add_argument("--strict", action="store_true", help="exit 3 when the total is not complete")
 
@@ -146,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     latency.add_argument("--min-run-time", type=_positive_number, default=0.2, metavar="SECONDS")
     latency.add_argument("--min-repeats", type=_int_at_least(2), default=5, metavar="N")
     latency.add_argument("--json", metavar="PATH", help="save the BenchmarkReport ('-' for stdout)")
+    _add_hardware(latency, "achieved FLOP/s and utilization (adds an operator FLOPs pass)")
     _add_html(latency, svg=False, metric=False)
 
     compare = commands.add_parser("compare", help="delta table of two saved AnalysisReports")

@@ -18,7 +18,9 @@ from torchscan.analysis.estimate import record_failure
 from torchscan.analysis.hooks import CallRecorder, nesting_depth
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.analysis.ownership import ExtensionState
+from torchscan.analysis.roofline import add_roofline
 from torchscan.extensions import ModuleHandler, validate_custom_modules
+from torchscan.report.hardware import check_hardware
 from torchscan.report.schema import AnalysisReport, InputsMeta
 
 Mode = Literal["full", "structure"]
@@ -123,6 +125,7 @@ def crawl_module(
     mode: Mode = "full",
     custom_modules: Mapping[type[nn.Module], Any] | None = None,
     custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
+    hardware: Mapping[str, Any] | None = None,
 ) -> AnalysisReport:
     """Analyse one forward call of ``module`` and return a versioned, JSON-ready report.
 
@@ -132,11 +135,17 @@ def crawl_module(
 
     Module-formula totals (``module_flops``, ``macs``, ``dmas``) and operator FLOPs are separate
     methods: never add or average them. A ``partial`` total's ``known_value`` is a lower bound only.
+
+    ``hardware`` (the caller's stated ``peak_flops_per_second`` and optional
+    ``memory_bandwidth_bytes_per_second``; training-and-hardware.md 3) is copied into
+    ``context.hardware`` and adds ``arithmetic_intensity`` and ``roofline_seconds`` to each layer
+    with module FLOPs and to the totals: a model's lower bound on time, never a measurement.
     """
     check_bool(strict, "strict")
     shapes, call_args, call_kwargs, mapping, handlers = _prepare(
         module, input_shape, dtype, args, kwargs, device, mode, custom_modules, custom_mapping
     )
+    stated = None if hardware is None else check_hardware(hardware)
     if shapes is not None:
         default_dtype, default_device = inputs_mod.default_placement(module)
         dtypes = inputs_mod.normalize_dtypes(dtype, len(shapes)) or [default_dtype] * len(shapes)
@@ -158,6 +167,8 @@ def crawl_module(
     }
     full = mode == "full"
     report = _observe(module, call_args, call_kwargs, inputs, full, mapping, handlers)
+    if stated is not None:
+        add_roofline(report, stated)
     if strict:
         enforce_strict(report)
     return report
@@ -323,6 +334,7 @@ def summary(
     operator_flops: bool = False,
     col_names: Sequence[str] | None = None,
     fold: bool = True,
+    hardware: Mapping[str, Any] | None = None,
 ) -> AnalysisReport:
     """Run :func:`crawl_module`, print the summary table to stdout and return the same report.
 
@@ -331,6 +343,7 @@ def summary(
     deepest depth whose table fits about 60 lines; ``fold=True`` prints repeated identical blocks
     once as ``(×N)`` with their summed costs. ``operator_flops=True`` adds a column with each call's
     inclusive operator FLOPs (a separate method from the module-formula totals; never add the two).
+    ``hardware`` is passed to :func:`crawl_module` (roofline figures in the report, not in the table).
     With ``strict=True`` the table is printed before :class:`IncompleteAnalysisError` is raised, so
     the evidence is visible either way. Table options are checked before the model runs.
     """
@@ -367,6 +380,7 @@ def summary(
             mode=mode,
             custom_modules=custom_modules,
             custom_mapping=custom_mapping,
+            hardware=hardware,
         )
     except IncompleteAnalysisError as error:
         print(format_table(error.report, **table_options))

@@ -1,7 +1,8 @@
-"""Hardware facts the caller states, and the pure figures derived from them (training-and-hardware.md 3).
+"""Utilization figures of a measured workload, from the caller's stated peak (training-and-hardware.md 3).
 
 TorchScan has no device table and never guesses a peak: every figure here divides only by numbers
-the caller passed in ``hardware=``.
+the caller passed in ``hardware=``. The figures are pure functions of MetricResults already in the
+report (operator FLOPs, their phases, block-average latency) and of the stated peak.
 """
 
 from __future__ import annotations
@@ -11,90 +12,83 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchscan.report.diagnostics import diagnostic
-from torchscan.report.schema import Diagnostic, MetricResult, metric_result
+from torchscan.report.hardware import Labels, check_hardware
+from torchscan.report.schema import Diagnostic, HardwareFacts, MetricResult, Status
 
-REQUIRED_KEYS = ("name", "peak_flops_per_second")
-OPTIONAL_KEYS = ("memory_bandwidth_bytes_per_second",)
-RATE_KEYS = ("peak_flops_per_second", "memory_bandwidth_bytes_per_second")
 THROUGHPUT_SCOPE = "warmed_block_average"
-UTILIZATION_METHOD = "operator_flops_over_block_average_latency"
+ACHIEVED_METHOD = "operator_flops_over_block_average_latency"
+UTILIZATION_METHOD = "achieved_flops_over_stated_peak"
+# Model FLOPs are the work the model needs: every phase except the forward that checkpointing re-runs.
+MODEL_PHASES = ("forward", "backward", "optimizer")
 
 
-def validate_hardware(hardware: object) -> dict[str, Any] | None:
-    """Check a ``hardware=`` mapping and return a plain copy (``None`` stays ``None``).
+def validate_hardware(hardware: object) -> HardwareFacts | None:
+    """Check a ``hardware=`` argument (``None`` stays ``None``) and return a plain copy.
 
-    Not a mapping, a non-string name or a bool rate is a ``TypeError``; unknown or missing keys and
-    rates that are not finite and positive are a ``ValueError`` naming the key.
+    See :func:`torchscan.report.hardware.check_hardware` for the errors, which name the key.
     """
-    if hardware is None:
+    return None if hardware is None else check_hardware(hardware)
+
+
+def _rate(flops: MetricResult, latency: MetricResult, divisor: float, labels: Labels) -> MetricResult | None:
+    """``flops ÷ latency ÷ divisor`` with the FLOPs' status, or ``None`` when it cannot be formed."""
+    if flops["status"] == "unavailable" or latency["status"] != "complete" or not latency["value"]:
         return None
-    if not isinstance(hardware, Mapping):
-        raise TypeError(f"hardware must be a mapping, got {type(hardware).__name__}")
-    unknown = sorted(str(key) for key in hardware if key not in REQUIRED_KEYS + OPTIONAL_KEYS)
-    if unknown:
-        raise ValueError(f"hardware has unknown keys {unknown}; allowed: {', '.join(REQUIRED_KEYS + OPTIONAL_KEYS)}")
-    for key in REQUIRED_KEYS:
-        if key not in hardware:
-            raise ValueError(f"hardware is missing the key {key!r}")
-    if not isinstance(hardware["name"], str):
-        raise TypeError(f"hardware['name'] must be a str, got {type(hardware['name']).__name__}")
-    checked: dict[str, Any] = {"name": hardware["name"]}
-    for key in RATE_KEYS:
-        if key not in hardware:
-            continue
-        value = hardware[key]
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise TypeError(f"hardware[{key!r}] must be a number, got {type(value).__name__}")
-        if not (math.isfinite(value) and value > 0):
-            raise ValueError(f"hardware[{key!r}] must be finite and > 0, got {value!r}")
-        checked[key] = value
-    return checked
-
-
-def _number(result: MetricResult) -> float | None:
-    return result["known_value"]
+    value = float(flops["known_value"]) / latency["value"] / divisor  # type: ignore[arg-type]
+    if not math.isfinite(value):  # FLOPs near the float limit over a tiny latency: no number to report
+        return None
+    status: Status = "partial" if flops["status"] == "partial" else "complete"
+    return labels(status, value)
 
 
 def achieved_flops_per_second(flops: MetricResult, latency: MetricResult) -> MetricResult:
-    """Operator FLOPs per call ÷ block-average latency; a lower bound when the FLOPs are partial."""
-    labels = {"unit": "FLOPs/s", "scope": THROUGHPUT_SCOPE, "method": UTILIZATION_METHOD}
-    if flops["status"] == "unavailable" or latency["status"] != "complete" or not latency["value"]:
-        return metric_result("unavailable", **labels)
-    value = _number(flops) / latency["value"]  # type: ignore[operator]
-    return metric_result("partial" if flops["status"] == "partial" else "complete", value, **labels)
+    """Operator FLOPs of one call ÷ block-average latency (unit ``FLOPs/s``).
+
+    ``partial`` (a lower bound) when the FLOPs are partial; ``unavailable`` when the FLOPs or a
+    complete latency are missing. Not a peak, not a kernel rate: one call's counted work over the
+    warmed block-average time of that call, including everything else the call waited on.
+    """
+    labels = Labels("FLOPs/s", THROUGHPUT_SCOPE, ACHIEVED_METHOD)
+    return _rate(flops, latency, 1, labels) or labels("unavailable")
 
 
 def utilization(
     flops: MetricResult, latency: MetricResult, peak: float, metric: str
 ) -> tuple[MetricResult, list[Diagnostic]]:
-    """``flops`` ÷ latency ÷ ``peak`` (unit ``ratio``); above 1 keeps its value and warns."""
-    labels = {"unit": "ratio", "scope": THROUGHPUT_SCOPE, "method": UTILIZATION_METHOD}
-    if flops["status"] == "unavailable" or latency["status"] != "complete" or not latency["value"]:
-        return metric_result("unavailable", **labels), []
-    value = _number(flops) / latency["value"] / peak  # type: ignore[operator]
-    status = "partial" if flops["status"] == "partial" else "complete"
-    notes: list[Diagnostic] = []
-    if value > 1:
-        notes.append(
-            diagnostic(
-                "utilization_above_peak",
-                f"{metric} is {value:.3g} > 1: the stated peak or the FLOP count is wrong",
-                metric=metric,
-            )
-        )
-    return metric_result(status, value, **labels), notes
+    """``flops`` ÷ latency ÷ ``peak`` (unit ``ratio``); above 1 keeps its value and warns.
+
+    A value above 1 means the stated peak or the FLOP count is wrong (``utilization_above_peak``);
+    it is never clipped. A partial count gives a lower bound, so a known value above 1 warns too.
+    """
+    labels = Labels("ratio", THROUGHPUT_SCOPE, UTILIZATION_METHOD)
+    result = _rate(flops, latency, peak, labels)
+    if result is None:
+        return labels("unavailable"), []
+    value = result["known_value"]
+    assert value is not None
+    if value <= 1:
+        return result, []
+    note = diagnostic(
+        "utilization_above_peak",
+        f"{metric} is {value:.3g} > 1: the stated peak or the FLOP count is wrong",
+        metric=metric,
+    )
+    return result, [note]
 
 
 def model_flops(flops: MetricResult, report: Mapping[str, Any]) -> MetricResult | None:
-    """Operator FLOPs minus recompute, or ``None`` when the FlopReport has no ``by_phase``."""
-    recompute = report.get("by_phase", {}).get("recompute")
-    if recompute is None:
+    """Operator FLOPs minus recompute, i.e. forward + backward + optimizer; ``None`` without ``by_phase``.
+
+    The phases sum exactly to the total (training-and-hardware.md 1), so subtracting recompute is
+    adding the other three: their known values give a lower bound even when recompute is partial.
+    """
+    phases = report.get("by_phase")
+    if not isinstance(phases, Mapping):
         return None
-    labels = {"unit": "FLOPs", "scope": flops["scope"], "method": flops["method"]}
-    if flops["status"] == "unavailable" or recompute["status"] == "unavailable":
-        return metric_result("unavailable", **labels)
-    # a partial recompute would make the subtraction an unknown amount: not a lower bound
-    if recompute["status"] != "complete":
-        return metric_result("unavailable", **labels)
-    value = flops["known_value"] - recompute["value"]
-    return metric_result(flops["status"], max(value, 0), **labels)
+    labels = Labels("FLOPs", flops["scope"], flops["method"])
+    parts = [phases[name] for name in MODEL_PHASES]
+    if flops["status"] == "unavailable" or any(part["status"] == "unavailable" for part in parts):
+        return labels("unavailable")
+    known = sum(part["known_value"] for part in parts)
+    complete = all(part["status"] == "complete" for part in parts)
+    return labels("complete" if complete else "partial", known)

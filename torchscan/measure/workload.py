@@ -28,6 +28,7 @@ from torchscan.report.schema import (
     SCHEMA_VERSION,
     BenchmarkReport,
     Diagnostic,
+    HardwareFacts,
     MetricResult,
     ProfileStatus,
     metric_result,
@@ -80,8 +81,8 @@ def measure_workload(
     profile: bool = False,
     rss_command: Sequence[str] | None = None,
     print_summary: bool = False,
-    progress: bool | ProgressCallback | None = None,
     hardware: object = None,
+    progress: bool | ProgressCallback | None = None,
 ) -> BenchmarkReport:
     """Measure one workload in separate passes and return a ``BenchmarkReport`` with seven totals.
 
@@ -92,11 +93,11 @@ def measure_workload(
     here (``NotImplementedError``, ``ImportError``, no CPU memory events) leaves its metric
     ``unavailable`` and adds a ``measurement_unavailable`` diagnostic. The workload's own exceptions
     propagate unchanged. ``print_summary=True`` prints a terminal summary; the report is the data.
-    ``progress`` reports each pass (the timing phases of ``measure_latency``, then ``operator_flops``,
-    ``peak_memory``, ``profile``, ``process_peak_rss``; see :mod:`torchscan.measure.progress`).
     ``hardware`` (the caller's stated peak, training-and-hardware.md 3) is copied into
     ``context.hardware`` and adds ``achieved_flops_per_second``, ``model_flops_utilization`` and
     ``hardware_flops_utilization`` to ``totals``.
+    ``progress`` reports each pass (the timing phases of ``measure_latency``, then ``operator_flops``,
+    ``peak_memory``, ``profile``, ``process_peak_rss``; see :mod:`torchscan.measure.progress`).
 
     What these numbers do NOT mean: each total only means what its collector means (block-average
     latency is not a request percentile; operator FLOPs are not FLOP/s; ``peak_memory`` is one call's
@@ -173,7 +174,7 @@ def measure_workload(
     totals["peak_memory"] = _memory_total("memory" in selected, memory, resolved)
     totals["process_peak_rss"] = _rss_total(command is not None, rss)
     if stated is not None:
-        context["hardware"] = dict(stated)  # type: ignore[typeddict-unknown-key]
+        context["hardware"] = stated
         diagnostics.extend(_hardware_totals(totals, flops, stated))
     report: BenchmarkReport = {
         "schema_version": SCHEMA_VERSION,
@@ -194,16 +195,15 @@ def measure_workload(
     return report
 
 
-def _hardware_totals(totals: dict[str, MetricResult], flops: Any, stated: dict[str, Any]) -> list[Diagnostic]:
+def _hardware_totals(totals: dict[str, MetricResult], flops: Any, stated: HardwareFacts) -> list[Diagnostic]:
     """Add the three hardware-relative totals; return their diagnostics (training-and-hardware.md 3)."""
     operator, latency, peak = totals["operator_flops"], totals["latency"], stated["peak_flops_per_second"]
     totals["achieved_flops_per_second"] = achieved_flops_per_second(operator, latency)
     notes: list[Diagnostic] = []
+    # Without a FlopReport the operator total is unavailable and so is every ratio built on it.
     model = model_flops(operator, flops) if flops is not None else operator
-    if model is None:  # no by_phase: recompute unknown, so MFU cannot be told from HFU
-        totals["model_flops_utilization"] = metric_result(
-            "unavailable", unit="ratio", scope="warmed_block_average", method="unavailable"
-        )
+    if model is None:  # a FlopReport without by_phase: recompute unknown, so MFU cannot be told from HFU
+        model = metric_result("unavailable", unit="FLOPs", scope="workload", method=UNAVAILABLE)
         notes.append(
             diagnostic(
                 "measurement_unavailable",
@@ -211,11 +211,10 @@ def _hardware_totals(totals: dict[str, MetricResult], flops: Any, stated: dict[s
                 metric="model_flops_utilization",
             )
         )
-    else:
-        totals["model_flops_utilization"], extra = utilization(model, latency, peak, "model_flops_utilization")
+    for name, counted in (("model_flops_utilization", model), ("hardware_flops_utilization", operator)):
+        totals[name], extra = utilization(counted, latency, peak, name)
         notes.extend(extra)
-    totals["hardware_flops_utilization"], extra = utilization(operator, latency, peak, "hardware_flops_utilization")
-    return notes + extra
+    return notes
 
 
 def _measure_flops(workload: Callable[[], Any]) -> Any:
@@ -294,6 +293,9 @@ _SUMMARY_LABELS = {
     "operator_flops": "operator FLOPs",
     "peak_memory": "PyTorch peak memory",
     "process_peak_rss": "process peak RSS",
+    "achieved_flops_per_second": "achieved FLOP/s",
+    "model_flops_utilization": "MFU (stated peak)",
+    "hardware_flops_utilization": "HFU (stated peak)",
 }
 _SCOPE_NOTES = {
     "pytorch_tensor_bytes": "scope: tracked CPU tensors of one call (not RSS)",
@@ -307,10 +309,14 @@ def format_summary(report: BenchmarkReport) -> str:
     context = report["context"]
     lines = [f"TorchScan workload measurement: device {context['device']}, {context['num_threads']} threads"]
     for name, label in _SUMMARY_LABELS.items():
+        if name not in report["totals"]:  # the hardware figures exist only with hardware=
+            continue
         result = report["totals"][name]
         lines.append(f"  {label:<24} {_format_value(result)}")
         if result["status"] != "unavailable" and result["scope"] in _SCOPE_NOTES:
             lines.append(f"  {'':<24} {_SCOPE_NOTES[result['scope']]}")
+    if "hardware" in context:
+        lines.append(f"  {'':<24} utilization divides by the caller's stated peak, not a measured one")
     lines.append(
         f"  {'operator profile':<24} {context.get('profile_status', 'not_requested')} "
         "(separate instrumented pass; not timing)"

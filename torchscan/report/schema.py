@@ -230,6 +230,17 @@ class FlopReport(TypedDict):
     diagnostics: list[Diagnostic]
 
 
+# --- hardware facts the caller states (training-and-hardware.md 3) ---------------------------
+
+
+class HardwareFacts(TypedDict):
+    """``context.hardware``: a copy of the caller's stated facts; TorchScan has no device table."""
+
+    name: str
+    peak_flops_per_second: Number
+    memory_bandwidth_bytes_per_second: NotRequired[Number]
+
+
 # --- analysis report (analysis.md 5) --------------------------------------------------------
 
 
@@ -243,6 +254,7 @@ class AnalysisContext(TypedDict):
     devices: list[str]
     dtypes: list[str]
     analysis_mode: NotRequired[Literal["full", "structure"]]
+    hardware: NotRequired[HardwareFacts]
 
 
 class ParameterStats(TypedDict):
@@ -367,7 +379,8 @@ class ProfileReport(TypedDict):
 
 
 class BenchmarkContext(TypedDict):
-    """The 17 keys ``measure_latency`` records, plus ``profile_status`` from ``measure_workload``."""
+    """The 17 keys ``measure_latency`` records, plus ``profile_status`` (and ``hardware`` when stated)
+    from ``measure_workload``."""
 
     torchscan_version: str
     torch_version: str
@@ -387,6 +400,7 @@ class BenchmarkContext(TypedDict):
     min_run_time: Number
     min_repeats: int
     profile_status: NotRequired[ProfileStatus]
+    hardware: NotRequired[HardwareFacts]
 
 
 class BenchmarkMeasurement(TypedDict):

@@ -14,6 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchscan.report.diff import checked_delta
+from torchscan.report.hardware import (
+    ANALYSIS_FIGURES,
+    WORKLOAD_FIGURES,
+    check_saved_figures,
+    check_saved_hardware,
+)
 from torchscan.report.schema import COMPUTE_FIELDS, STATUSES, in_float_range
 
 MAX_DEPTH = 200
@@ -326,6 +332,12 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
             raise _fail(location, f"duplicate layer call {identity[0]!r:.80} #{identity[1]}")
         calls.add(identity)
     _check_ownership(layers, calls, root)
+    stated = check_saved_hardware(context, _child(root, "context"))  # training-and-hardware.md 3
+    check_saved_figures(totals, ANALYSIS_FIGURES, stated, _child(root, "totals"))
+    for index, layer in enumerate(layers):
+        check_saved_figures(
+            layer["metrics"], ANALYSIS_FIGURES, stated, f"{_child(root, 'layers')}[{index}].metrics"
+        )
     check_diagnostics(diagnostics, _child(root, "diagnostics"))
     _check_operator_report(report, totals, root)
 
@@ -377,6 +389,9 @@ def validate_benchmark_report(report: Any, where: str = "report") -> None:
     totals = _object(report, "totals", where)
     for name, result in totals.items():
         check_metric_result(result, _child(f"{where}.totals", name))
+    check_saved_figures(
+        totals, WORKLOAD_FIGURES, check_saved_hardware(context, f"{where}.context"), f"{where}.totals"
+    )
     missing = [name for name in TIMING_TOTALS if name not in totals]
     if missing:
         raise _fail(f"{where}.totals", f"timing metrics are missing: {', '.join(missing)}")

@@ -93,8 +93,38 @@ def _profile(report: Mapping[str, Any]) -> str:
     )
 
 
+HARDWARE_ROWS = {
+    "achieved_flops_per_second": "Achieved FLOP/s (operator FLOPs ÷ block-average latency)",
+    "model_flops_utilization": "Model FLOPs utilization (without recompute) ÷ stated peak",
+    "hardware_flops_utilization": "Hardware FLOPs utilization (all operator FLOPs) ÷ stated peak",
+}
+HARDWARE_NOTE = (
+    "The peak is the caller's stated fact, not a measurement; TorchScan has no device table and never "
+    "guesses one. Utilization divides one call's counted operator FLOPs by its warmed block-average "
+    "latency and that peak: a value above 1 means the stated peak or the count is wrong, and a partial "
+    "count gives a lower bound. It says nothing about which kernels were slow."
+)
+
+
+def _hardware(report: Mapping[str, Any]) -> str:
+    """The stated facts and the three utilization rows with their status (training-and-hardware.md 3)."""
+    facts = report["context"].get("hardware")
+    if facts is None:
+        return ""
+    rows = "".join(
+        f'<tr><th scope="row">{esc(label)}</th><td>{badge_measure(report["totals"].get(name))}</td></tr>'
+        for name, label in HARDWARE_ROWS.items()
+    )
+    return (
+        f'<section id="hardware"><h2>Utilization of the stated hardware: {esc(facts["name"])}</h2>'
+        f"<p>Stated peak: {esc(number(facts['peak_flops_per_second']))} FLOP/s</p>"
+        "<table><thead><tr><th>Figure</th><th>Value (with its status)</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table><p class=note>{esc(HARDWARE_NOTE)}</p></section>"
+    )
+
+
 def _extras(report: Mapping[str, Any]) -> str:
-    parts = []
+    parts = [_hardware(report)]
     if "operator_flops" in report:
         parts.append(
             '<section id="operator-flops"><h2>Operator '

@@ -20,6 +20,7 @@ from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
 from torchscan.views.html_appendix import appendix, badge_measure
 from torchscan.views.map_svg import draw_map
+from torchscan.views.roofline_svg import roofline_section
 from torchscan.views.text import compact_text, delta_text, esc, long_text, number, path_label, script_json
 
 EMPTY_RANKING = "<tr><td colspan=4>No complete calls in this group.</td></tr>"
@@ -313,6 +314,7 @@ def render_explorer(
         f'<section class="cards" aria-label="Model totals">{cards}</section>'
         '<fieldset class="views"><legend>Metric view</legend>'
         f"{radios}{panels}</fieldset>"
+        f"{roofline_section(report)}"  # only with context.hardware (training-and-hardware.md 3)
         f"{appendix(data, report, before)}"
         f'<script id="torchscan-data" type="application/json">{script_json(data)}</script></main>'
         f"<script>{script}</script></body></html>\n"

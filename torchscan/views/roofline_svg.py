@@ -1,0 +1,192 @@
+"""Offline SVG roofline chart of an AnalysisReport that carries stated hardware facts.
+
+training-and-hardware.md 3. Log axes: arithmetic intensity (module FLOPs per DMA byte) across,
+attainable FLOP/s under the stated facts up. The roof is the caller's stated peak (flat) and
+bandwidth (the slope, intensity × bandwidth); each full-mode call with a positive intensity is one
+point, its area proportional to its module FLOPs. Every drawn point lies on the roof by
+construction: the roofline model assumes each call runs at its roof, so the chart shows which calls
+the stated facts make memory bound or compute bound, never a measured speed. Reads only the report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from torchscan.views.text import esc, path_label
+
+WIDTH, HEIGHT = 720, 360
+LEFT, RIGHT, TOP, BOTTOM = 78, 20, 20, 48
+MAX_POINTS = 2000  # the largest calls by FLOPs; the rest are counted in the note, not drawn
+NOTE = (
+    "A model, never a measurement: DMAs are logical element reads and writes (no caches, fusion or "
+    "re-reads), so the roofline time is a lower bound on time only under the stated peak and "
+    "bandwidth. A measured call can be slower for many reasons, and faster when its data stays in "
+    "caches that outrun the stated bandwidth. The facts are the caller's; TorchScan has no device table."
+)
+
+
+def _points(report: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """Drawable calls (positive known intensity and FLOPs), largest first, and the count left out."""
+    points, skipped = [], 0
+    for layer in report["layers"]:
+        metrics = layer["metrics"]
+        intensity, flops = metrics.get("arithmetic_intensity"), metrics.get("module_flops")
+        if intensity is None:
+            continue  # a container or covered call: no module FLOPs of its own
+        if not (intensity["known_value"] and flops and flops["known_value"]):
+            skipped += 1  # unavailable or zero: a log axis has no place for it
+            continue
+        points.append(
+            {
+                "label": f"{path_label(layer['path'])} #{layer['call_index']} ({layer['type']})",
+                "intensity": float(intensity["known_value"]),
+                "flops": float(flops["known_value"]),
+                "partial": "partial" in (intensity["status"], flops["status"]),
+                "seconds": metrics.get("roofline_seconds"),
+            }
+        )
+    points.sort(key=lambda point: -point["flops"])
+    return points[:MAX_POINTS], skipped + max(0, len(points) - MAX_POINTS)
+
+
+def _decades(low: float, high: float) -> tuple[int, int]:
+    """Whole powers of ten around ``[low, high]``, at least one decade apart."""
+    start, stop = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    return start, max(stop, start + 1)
+
+
+class _Axes:
+    """Log-log placement of (intensity, FLOP/s) inside the plot area."""
+
+    def __init__(self, x: tuple[int, int], y: tuple[int, int]) -> None:
+        self.x, self.y = x, y
+
+    def px(self, value: float) -> float:
+        span = self.x[1] - self.x[0]
+        return LEFT + (math.log10(value) - self.x[0]) / span * (WIDTH - LEFT - RIGHT)
+
+    def py(self, value: float) -> float:
+        span = self.y[1] - self.y[0]
+        return HEIGHT - BOTTOM - (math.log10(value) - self.y[0]) / span * (HEIGHT - TOP - BOTTOM)
+
+
+def _grid(axes: _Axes) -> list[str]:
+    parts = []
+    for power in range(axes.x[0], axes.x[1] + 1):
+        x = axes.px(10.0**power)
+        parts.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM}" stroke="#ddd"/>')
+        parts.append(
+            f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="11" text-anchor="middle">'
+            f"1e{power}</text>"
+        )
+    for power in range(axes.y[0], axes.y[1] + 1):
+        y = axes.py(10.0**power)
+        parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
+        parts.append(
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">1e{power}</text>'
+        )
+    parts.append(
+        f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 10}" font-size="12" text-anchor="middle">'
+        "arithmetic intensity (module FLOPs per DMA byte, log)</text>"
+    )
+    parts.append(
+        f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2:.0f}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2:.0f})">'
+        "attainable FLOP/s under the stated facts (log)</text>"
+    )
+    return parts
+
+
+def _roof(axes: _Axes, peak: float, bandwidth: float) -> str:
+    """The stated bandwidth's slope up to the ridge, then the stated peak."""
+    low, high = 10.0 ** axes.x[0], 10.0 ** axes.x[1]
+    ridge = min(max(peak / bandwidth, low), high)
+    floor = 10.0 ** axes.y[0]
+    start = max(low, floor / bandwidth)  # where the slope enters the plot area
+    corners = [(start, min(start * bandwidth, peak)), (ridge, min(ridge * bandwidth, peak)), (high, peak)]
+    path = " ".join(f"{axes.px(x):.1f},{axes.py(y):.1f}" for x, y in corners)
+    middle = math.sqrt(start * ridge)  # the label sits below the middle of the slope (log scale)
+    return (
+        f'<polyline points="{path}" fill="none" stroke="#b33" stroke-width="2">'
+        f"<title>roof: min(stated peak, intensity x stated bandwidth); ridge at {peak / bandwidth:.3g} "
+        "FLOPs/byte</title></polyline>"
+        f'<text x="{WIDTH - RIGHT - 4}" y="{axes.py(peak) - 6:.1f}" font-size="11" text-anchor="end" '
+        f'fill="#b33">stated peak {peak:.3g} FLOP/s</text>'
+        f'<text x="{axes.px(middle) + 10:.1f}" y="{axes.py(min(middle * bandwidth, peak)) + 16:.1f}" '
+        'font-size="11" '
+        f'fill="#b33">stated bandwidth {bandwidth:.3g} B/s × intensity</text>'
+    )
+
+
+def _circle(
+    axes: _Axes, point: Mapping[str, Any], y_value: float, radius: float, y: float | None = None
+) -> str:
+    seconds = point["seconds"]
+    when = "unavailable"
+    if seconds is not None and seconds["known_value"] is not None:
+        when = f"{'≥ ' if seconds['status'] == 'partial' else ''}{seconds['known_value']:.3g} s"
+    bound = "≥ " if point["partial"] else ""
+    fill = "none" if point["partial"] else "#2a6fb0"
+    cy = axes.py(y_value) if y is None else y
+    return (
+        f'<circle cx="{axes.px(point["intensity"]):.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{fill}" '
+        f'fill-opacity="0.55" stroke="#2a6fb0"><title>{esc(point["label"])}: intensity '
+        f"{bound}{point['intensity']:.3g} FLOPs/byte, module FLOPs {bound}{point['flops']:.4g}, "
+        f"roofline time {esc(when)} (model, not measured)</title></circle>"
+    )
+
+
+def roofline_section(report: Mapping[str, Any]) -> str:
+    """The explorer's roofline section, or ``""`` when the report states no hardware facts."""
+    facts = report["context"].get("hardware")
+    if not isinstance(facts, Mapping) or "arithmetic_intensity" not in report["totals"]:
+        return ""
+    peak, bandwidth = float(facts["peak_flops_per_second"]), facts.get("memory_bandwidth_bytes_per_second")
+    points, skipped = _points(report)
+    stated = f"peak {peak:.3g} FLOP/s" + (
+        f", bandwidth {float(bandwidth):.3g} bytes/s" if bandwidth is not None else ", no bandwidth stated"
+    )
+    caption = f"Roofline under the stated facts of {facts['name']!r}: {stated}"
+    heaviest = max((point["flops"] for point in points), default=1.0)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="roofline" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'width="100%" role="img" aria-labelledby="roofline-title roofline-desc">'
+        f'<title id="roofline-title">{esc(caption)}</title><desc id="roofline-desc">{esc(NOTE)}</desc>'
+    ]
+    if points:
+        intensities = [point["intensity"] for point in points]
+        ridge = [peak / float(bandwidth)] if bandwidth is not None else []
+        x_range = _decades(min(intensities + ridge), max(intensities + ridge))
+        attainable = (
+            [min(peak, i * float(bandwidth)) for i in intensities] if bandwidth is not None else [peak]
+        )
+        axes = _Axes(x_range, _decades(min(attainable), peak * 1.5))
+        parts += _grid(axes)
+        if bandwidth is not None:
+            parts.append(_roof(axes, peak, float(bandwidth)))
+        else:  # only the flat peak: without a bandwidth the slope, and so each point's height, is unknown
+            y = axes.py(peak)
+            parts.append(
+                f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#b33" '
+                'stroke-width="2"/>'
+            )
+        for point in points:
+            radius = 2 + 10 * math.sqrt(point["flops"] / heaviest)  # area follows FLOPs
+            if bandwidth is not None:
+                parts.append(_circle(axes, point, min(peak, point["intensity"] * float(bandwidth)), radius))
+            else:  # a strip along the intensity axis, below the plot: no height is claimed
+                parts.append(_circle(axes, point, peak, radius, y=HEIGHT - BOTTOM - 8))
+    else:
+        parts.append(
+            f'<text x="{LEFT}" y="{HEIGHT / 2:.0f}" font-size="13">'
+            "No call has a positive known intensity.</text>"
+        )
+    parts.append("</svg>")
+    left_out = f" {skipped} call(s) with an unavailable or zero intensity are not drawn." if skipped else ""
+    return (
+        f'<section id="roofline" aria-label="Roofline"><h2>{esc(caption)}</h2>{"".join(parts)}'
+        f'<p class="note">Points: one per call, area by module FLOPs; hollow points are partial (lower '
+        f"bounds).{esc(left_out)} {esc(NOTE)}</p></section>"
+    )
