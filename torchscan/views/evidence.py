@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEW_LABELS, build_maps
+from torchscan.views.map_svg import attach_tiles
+from torchscan.views.panel_data import attach_panel_texts
 from torchscan.views.text import long_text, number, path_label
 
 COMPUTE_DIAGNOSTIC_METRICS = ("module_flops", "macs", "dmas", "flops")
@@ -177,6 +179,10 @@ def build_data(
     """The complete data object embedded in the explorer (render.md 3.9)."""
     maps = build_maps(report, before, gate)
     _annotate_calls(maps, report, before)
+    for view_map in maps.values():
+        for group in view_map["groups"]:
+            attach_tiles(group)
+        attach_panel_texts(view_map, before is not None)
     if diff is not None:
         for view, view_map in maps.items():
             view_map["comparison_delta"] = diff["totals"].get(view)
