@@ -179,13 +179,13 @@ def build_data(
     """The complete data object embedded in the explorer (render.md 3.9)."""
     maps = build_maps(report, before, gate)
     _annotate_calls(maps, report, before)
+    if diff is not None:
+        for view, view_map in maps.items():
+            view_map["comparison_delta"] = diff["totals"].get(view)
     for view_map in maps.values():
         for group in view_map["groups"]:
             attach_tiles(group)
         attach_panel_texts(view_map, before is not None)
-    if diff is not None:
-        for view, view_map in maps.items():
-            view_map["comparison_delta"] = diff["totals"].get(view)
     diagnostics = combined_diagnostics(report)
     return {
         "report": copy.deepcopy(dict(report)),

@@ -97,7 +97,8 @@ def path_order(path: str) -> tuple[tuple[int, int, str], ...]:
     if path == "":
         return ()
     return tuple(
-        (0, int(part), part) if part.isascii() and part.isdigit() else (1, 0, part) for part in path.split(".")
+        (0, int(part), part) if part.isascii() and part.isdigit() else (1, 0, part)
+        for part in path.split(".")
     )
 
 

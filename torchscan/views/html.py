@@ -21,8 +21,8 @@ from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
 from torchscan.views.html_appendix import appendix, badge_measure
 from torchscan.views.map_svg import draw_map
-from torchscan.views.panel_data import RAIL_WORDS
-from torchscan.views.text import delta_text, esc, path_label, script_json
+from torchscan.views.panel_data import RAIL_WORDS, change_words
+from torchscan.views.text import esc, path_label, script_json
 
 EMPTY_RANKING = "<tr><td colspan=4>No complete calls in this group.</td></tr>"
 # The rail list starts open only when short; a transformer's 150 unsizable modules stay one line.
@@ -66,13 +66,6 @@ def _card(title: str, value: Mapping[str, Any] | None, note: str, change: Mappin
         f"{comparison}"
         f'<p class="card-method">Method: {method}</p><p class="card-note">{esc(note)}</p></div>'
     )
-
-
-def change_words(entry: Mapping[str, Any]) -> str:
-    """A total's change after minus before: signed delta, withheld reason or why it is unknown."""
-    if entry.get("withheld"):
-        return f"unavailable · {entry['withheld']}"
-    return _delta_words(entry)
 
 
 def _context_line(report: Mapping[str, Any]) -> str:
@@ -276,7 +269,7 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
     rail_html = "".join(rails) or "<p>Every module with a value is drawn at its size.</p>"
     delta = ""
     if data["before"] is not None and view_map["comparison_delta"] is not None:
-        delta = f" · change {esc(change_words(view_map['comparison_delta']))}"
+        delta = f" · change {esc(view_map['change_text'])}"
     return (
         f'<div class="metric-panel" data-view="{view}" data-initial-node="{initial}">'
         f'<div class="map-column"><h3 class="panel-title">{esc(view_map["label"])} by module</h3>'
@@ -302,13 +295,6 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
         f'aria-label="Inspector">{inspector(data, view, first, selected)}'
         "</aside></div>"
     )
-
-
-def _delta_words(entry: Mapping[str, Any]) -> str:
-    if entry.get("delta") is None:
-        return f"{entry['status']} · delta unknown (requires two complete measurements)"
-    unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
-    return delta_text(entry["delta"], unit)
 
 
 def render_explorer(

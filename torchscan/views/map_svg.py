@@ -130,7 +130,8 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
     if group["comparison"]:
         scale = INNER / (group["layout_total"] or 1) if group["scale"] == "known" else 0.0
         drawing["bars"] = [
-            f"{min(known * scale, pixels) if scale else 0.0:.3f}" for known in (node["before_known"], node["known"])
+            f"{min(known * scale, pixels) if scale else 0.0:.3f}"
+            for known in (node["before_known"], node["known"])
         ]
         delta = (
             f"Δ {node['delta_display'].removeprefix('complete · ')} · complete"
@@ -212,7 +213,9 @@ def draw_map(
         left = float(x) + 4
         colour = tile["ink"]
         if tile["label"]:
-            out.append(f'<text x="{left:.3f}" y="{float(y) + 16:.3f}" fill="{colour}">{esc(tile["label"])}</text>')
+            out.append(
+                f'<text x="{left:.3f}" y="{float(y) + 16:.3f}" fill="{colour}">{esc(tile["label"])}</text>'
+            )
         if tile["value"]:
             out.append(
                 f'<text x="{left:.3f}" y="{float(y) + 32:.3f}" fill="{colour}" class="v">'

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.text import compact_text, long_parts, long_text, number, path_label
+from torchscan.views.text import compact_text, delta_text, long_parts, long_text, number, path_label
 
 RAIL_WORDS = {"unknown": "not complete", "small": "too small to draw", "zero": "complete zero"}
 TOP_N = 15
@@ -23,6 +23,16 @@ def share_text(value: float, total: Mapping[str, Any] | None) -> str:
         return "unknown"
     share = f"{100 * value / total['known_value']:.1f}%"
     return share if total["status"] == "complete" else f"≤ {share}"
+
+
+def change_words(entry: Mapping[str, Any]) -> str:
+    """A total's change after minus before: signed delta, withheld reason or why it is unknown."""
+    if entry.get("withheld"):
+        return f"unavailable · {entry['withheld']}"
+    if entry.get("delta") is None:
+        return f"{entry['status']} · delta unknown (requires two complete measurements)"
+    unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
+    return delta_text(entry["delta"], unit)
 
 
 def rail_note(node: Mapping[str, Any]) -> str:
@@ -40,7 +50,8 @@ def _complete_calls(group: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     for node in group["nodes"]:
         for call in node["calls"]:
             if call["in_group"] and call["result"]["status"] == "complete":
-                rows.append((-call["result"]["value"], node["path"], call["call_index"], order[node["id"]], call, node))
+                key = (-call["result"]["value"], node["path"], call["call_index"])
+                rows.append((*key, order[node["id"]], call, node))
     rows.sort(key=lambda item: item[:3])
     return rows
 
@@ -49,6 +60,8 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
     """Add ``heading``, ``rails[].text/note``, ``ranking``, ``top`` to groups; totals wording to the view."""
     total = view_map["total"]
     view_map["total_parts"] = list(long_parts(total))
+    entry = view_map["comparison_delta"]
+    view_map["change_text"] = change_words(entry) if comparing and entry is not None else None
     for group in view_map["groups"]:
         nodes = {node["id"]: node for node in group["nodes"]}
         scale = (
