@@ -11,6 +11,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from torchscan.views.comparison import source_note
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEW_LABELS, build_maps
 from torchscan.views.map_svg import attach_tiles
 from torchscan.views.panel_data import attach_panel_texts
@@ -192,6 +193,7 @@ def build_data(
         "before": copy.deepcopy(dict(before)) if before is not None else None,
         "comparison": copy.deepcopy(dict(diff)) if diff is not None else None,
         "gate": list(gate),
+        "comparison_notes": [note] if before is not None and (note := source_note(before, report)) else [],
         "maps": maps,
         "diagnostics": diagnostics,
         "before_diagnostics": combined_diagnostics(before) if before is not None else [],

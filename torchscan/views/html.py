@@ -340,6 +340,7 @@ def render_explorer(
         )
     )
     model_type = report["context"].get("model_type", "unknown model type")
+    notes = "".join(f'<p class="comparison-note">{esc(note)}</p>' for note in data["comparison_notes"])
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -350,6 +351,7 @@ def render_explorer(
         f'<main id="main"><header><h1>{esc(title)}</h1><p class="model">Model: {esc(model_type)}</p></header>'
         f"{_context_line(report)}"
         f'<section class="cards" aria-label="Model totals">{cards}</section>'
+        f"{notes}"
         '<fieldset class="views"><legend>Metric view</legend>'
         f"{radios}{panels}</fieldset>"
         f"{appendix(data, report, before)}"

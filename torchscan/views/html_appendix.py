@@ -172,6 +172,7 @@ def _comparison(data: Mapping[str, Any], before: Mapping[str, Any]) -> str:
     diff = data["comparison"]
     gate = data["gate"]
     parts = ['<section id="comparison"><h3>Before / after comparison</h3>']
+    parts.extend(f'<p class="comparison-note">{esc(note)}</p>' for note in data["comparison_notes"])
     if gate:
         parts.append(
             "<p>Compute deltas are withheld because the two analyses are not comparable: "
