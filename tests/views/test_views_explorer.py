@@ -149,7 +149,7 @@ def test_rail_collapses_to_a_count() -> None:
     cards = [a for a in rails[0].find_all("a") if a.has_class("rail-card")]
     assert f": {len(cards)} modules the map cannot size (" in summary and len(cards) > 12
     tiny = parse_html(render_report(tiny_report()))
-    rail = [d for d in tiny.find_all("details") if d.has_class("rail-list")][0]
+    rail = next(d for d in tiny.find_all("details") if d.has_class("rail-list"))
     assert "open" in rail.attrs and "1 module the map cannot size (1 complete zero)" in rail.text()
 
 

@@ -55,7 +55,7 @@ def encode(data: Any) -> dict[str, Any]:
 
     def visit(value: Any) -> Any:
         nonlocal size
-        if isinstance(value, str) or isinstance(value, (dict, list)):
+        if isinstance(value, (str, dict, list)):
             if isinstance(value, (dict, list)):
                 keep.append(value)
             text = canonical(value, texts)
