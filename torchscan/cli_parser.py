@@ -121,7 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_html(scan)
     scan.add_argument("--mode", choices=("full", "structure"), default="full")
     scan.add_argument("--strict", action="store_true", help="exit 3 when the analysis is incomplete")
-    scan.add_argument("--max-depth", type=_int_at_least(0), metavar="N", help="deepest table row (root = 0)")
+    scan.add_argument(
+        "--max-depth",
+        type=_int_at_least(1),
+        metavar="N",
+        help="deepest table row (root = 0; default: fit ~60 lines)",
+    )
     scan.add_argument("--receptive-field", action="store_true", help="add the receptive field column")
     scan.add_argument(
         "--effective-rf-stats", action="store_true", help="add effective stride/padding columns"

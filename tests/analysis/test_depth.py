@@ -53,10 +53,15 @@ def test_summary_of_a_thousand_deep_model_prints_every_row():
     model = nested(1000)
     limit = sys.getrecursionlimit()
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        report = summary(model, (2,))
+        report = summary(model, (2,), max_depth=1000)  # the default depth fits ~60 lines (below)
     assert sys.getrecursionlimit() == limit
     assert len(report["layers"]) == 1001
     assert "Linear" in out.getvalue()
+    assert "Rows: all 1001 layer calls shown." in out.getvalue()
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        summary(model, (2,))
+    assert len(out.getvalue().splitlines()) <= 60
+    assert "max_depth=1000 shows every depth" in out.getvalue()
 
 
 def test_the_limit_is_restored_when_the_deep_forward_raises():

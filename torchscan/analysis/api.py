@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import torch
@@ -321,21 +321,22 @@ def summary(
     custom_modules: Mapping[type[nn.Module], Any] | None = None,
     custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
     operator_flops: bool = False,
+    col_names: Sequence[str] | None = None,
+    fold: bool = True,
 ) -> AnalysisReport:
     """Run :func:`crawl_module`, print the summary table to stdout and return the same report.
 
-    ``operator_flops=True`` adds a column with each call's inclusive operator FLOPs (a separate
-    method from the module-formula totals; never add the two). With ``strict=True`` the table is
-    printed before :class:`IncompleteAnalysisError` is raised, so the evidence is visible either way.
+    ``col_names`` picks the columns (``torchscan.views.table.COLUMNS``; ``None``: output shape,
+    parameters, trainable, module FLOPs and their share of the total). ``max_depth=None`` picks the
+    deepest depth whose table fits about 60 lines; ``fold=True`` prints repeated identical blocks
+    once as ``(×N)`` with their summed costs. ``operator_flops=True`` adds a column with each call's
+    inclusive operator FLOPs (a separate method from the module-formula totals; never add the two).
+    With ``strict=True`` the table is printed before :class:`IncompleteAnalysisError` is raised, so
+    the evidence is visible either way. Table options are checked before the model runs.
     """
-    if not isinstance(wrap_mode, str):
-        raise TypeError(f"wrap_mode must be 'mid' or 'no', got {type(wrap_mode).__name__}")
-    if wrap_mode not in ("mid", "no"):
-        raise ValueError(f"wrap_mode must be 'mid' or 'no', got {wrap_mode!r}")
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int)):
-        raise TypeError(f"max_depth must be None or a non-negative int, got {type(max_depth).__name__}")
-    if max_depth is not None and max_depth < 0:
-        raise ValueError(f"max_depth must be None or a non-negative int, got {max_depth!r}")
+    from torchscan.views.table import check_table_options, format_table
+
+    check_table_options(col_names=col_names, max_depth=max_depth, fold=fold, wrap_mode=wrap_mode)
     for name, flag in (
         ("receptive_field", receptive_field),
         ("effective_rf_stats", effective_rf_stats),
@@ -344,7 +345,6 @@ def summary(
     ):
         check_bool(flag, name)
     from torchscan.analysis.build import IncompleteAnalysisError
-    from torchscan.views.table import format_table
 
     table_options: dict[str, Any] = {
         "wrap_mode": wrap_mode,
@@ -352,6 +352,8 @@ def summary(
         "receptive_field": receptive_field,
         "effective_rf_stats": effective_rf_stats,
         "operator_flops": operator_flops,
+        "col_names": col_names,
+        "fold": fold,
     }
     try:
         report = crawl_module(

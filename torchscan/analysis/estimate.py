@@ -15,9 +15,10 @@ from typing import Any
 from torch import nn
 
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
+from torchscan.analysis.inputs import qualified_name
 from torchscan.formulas import registry
 from torchscan.formulas.tensors import first_tensor
-from torchscan.report.diagnostics import diagnostic
+from torchscan.report.diagnostics import diagnostic, sanitize_text
 from torchscan.report.schema import (
     COMPUTE_FIELDS,
     ESTIMATE_FIELDS,
@@ -92,6 +93,11 @@ def _error_message(error: Exception) -> str:
 
 def _unsupported_message(module: nn.Module) -> str:
     return f"Module type not supported: {type(module).__name__}"
+
+
+def _class_path(module: nn.Module) -> str:
+    """The sanitized dotted path of a module's class, for the ``custom_modules=`` key a person writes."""
+    return sanitize_text(qualified_name(type(module)), 200)
 
 
 def estimate_leaf(
@@ -215,7 +221,13 @@ def _record_compute(record: CallRecord, module: nn.Module, name: str, outcome: _
     if outcome.not_recognised:
         record.metrics[name] = field_result(name, "partial", 0)
         record.diagnostics.append(
-            diagnostic("unsupported_module_metric", _unsupported_message(module), metric=name, path=path)
+            diagnostic(
+                "unsupported_module_metric",
+                _unsupported_message(module),
+                metric=name,
+                path=path,
+                class_path=_class_path(module),
+            )
         )
     elif outcome.error is not None:
         record.metrics[name] = field_result(name, "unavailable")
@@ -225,6 +237,7 @@ def _record_compute(record: CallRecord, module: nn.Module, name: str, outcome: _
                 _error_message(outcome.error),
                 metric=name,
                 path=path,
+                class_path=_class_path(module),
             )
         )
     elif outcome.warnings:
@@ -243,7 +256,13 @@ def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], ou
         for name in fields:
             metrics[name] = field_result(name, "unavailable")
         record.diagnostics.append(
-            diagnostic("unsupported_module_metric", _unsupported_message(module), metric=first, path=path)
+            diagnostic(
+                "unsupported_module_metric",
+                _unsupported_message(module),
+                metric=first,
+                path=path,
+                class_path=_class_path(module),
+            )
         )
     elif outcome.error is not None:
         for name in fields:
@@ -254,6 +273,7 @@ def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], ou
                 _error_message(outcome.error),
                 metric=first,
                 path=path,
+                class_path=_class_path(module),
             )
         )
     elif outcome.value is None:

@@ -17,8 +17,9 @@ def diagnostic(
     severity: Severity = "warning",
     path: str | None = None,
     operator: str | None = None,
+    class_path: str | None = None,
 ) -> Diagnostic:
-    """Build one :class:`Diagnostic`; ``path``/``operator`` keys appear only when given."""
+    """Build one :class:`Diagnostic`; ``path``/``operator``/``class_path`` keys appear only when given."""
     # Interned: the same message recurs for every metric of every call of one module type, and a
     # deep model's report would otherwise hold thousands of equal strings.
     if type(message) is str:
@@ -28,6 +29,8 @@ def diagnostic(
         entry["path"] = path
     if operator is not None:
         entry["operator"] = operator
+    if class_path is not None:
+        entry["class_path"] = class_path
     return entry
 
 

@@ -67,6 +67,9 @@ class Diagnostic(TypedDict):
     message: str
     path: NotRequired[str]
     operator: NotRequired[str]
+    # Full dotted class path of the module concerned (``transformers.pytorch_utils.Conv1D``), so a
+    # person can write the ``custom_modules=`` key that resolves it; sanitized like caller text.
+    class_path: NotRequired[str]
 
 
 def in_float_range(number: Number) -> bool:

@@ -171,7 +171,7 @@ def check_diagnostic(entry: Any, where: str) -> None:
         _string(entry, key, where)
     if entry.get("severity") not in ("warning", "error"):
         raise _fail(_child(where, "severity"), "invalid severity")
-    for key in ("path", "operator"):
+    for key in ("path", "operator", "class_path"):
         if key in entry and not isinstance(entry[key], str):
             raise _fail(_child(where, key), "must be a string")
 

@@ -1,25 +1,59 @@
-"""The plain-text summary table (analysis.md 8). A view: it reads a report and never imports torch.
+"""The plain-text summary table (analysis.md 8, issue 15 item 1). A view: it reads a report only.
 
 Nothing may parse this table; the report is the source of truth. Incomplete values are written so
-they cannot be mistaken for complete ones: ``known ≥ X`` for a lower bound, ``unavailable`` when
-nothing was measured.
+they cannot be mistaken for complete ones: a cell reads ``≥ X`` for a lower bound and
+``unavailable`` when nothing was measured, a total reads ``known ≥ X``. Rows come from
+:mod:`torchscan.views.table_rows`: every layer call is summed into exactly one row, so each additive
+column sums to its model total; ``Σ`` marks a cell that includes hidden descendants, ``(×N)`` a row
+that sums N identical blocks. Names are model-supplied text: control and bidi characters are shown
+escaped so they cannot drive the terminal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from torchscan.views.diagnostic_groups import escape_control, format_groups, group_diagnostics
+from torchscan.views.table_rows import RowModel, TableRow
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _SHAPE_WIDTH = 28
+DIAGNOSTIC_LINES = 5  # groups shown in the footer before "N more"
+
+# Column key -> header. Additive columns sum over every call a row carries (its hidden
+# descendants too, marked Σ); the others describe the row's own call(s).
+COLUMNS: dict[str, str] = {
+    "output_shape": "Output Shape",
+    "params": "Param #",
+    "trainable": "Trainable",
+    "module_flops": "Module FLOPs",
+    "macs": "MACs",
+    "dmas": "DMAs",
+    "operator_flops_self": "Op FLOPs self",
+    "operator_flops": "Op FLOPs incl.",
+    "module_flops_percent": "% Module FLOPs",
+    "operator_flops_percent": "% Op FLOPs",
+    "receptive_field": "Receptive field",
+    "effective_stride": "Effective stride",
+    "effective_padding": "Effective padding",
+}
+DEFAULT_COLUMNS = ("output_shape", "params", "trainable", "module_flops", "module_flops_percent")
+_ADDITIVE = ("module_flops", "macs", "dmas", "operator_flops_self")
+# A percent column is the row's additive value over the model total of the same method.
+_PERCENT = {
+    "module_flops_percent": ("module_flops", "module_flops"),
+    "operator_flops_percent": ("operator_flops_self", "operator_flops"),
+}
+_SPATIAL = ("receptive_field", "effective_stride", "effective_padding")
 
 
 def si(value: float, unit: str) -> str:
     """``201824`` -> ``201.82 k<unit>``; values under 1,000 keep their integer form."""
     for scale, prefix in _SI:
         if abs(value) >= scale:
-            return f"{value / scale:.2f} {prefix}{unit}"
-    return f"{value:g} {unit}" if isinstance(value, float) else f"{value} {unit}"
+            return f"{value / scale:.2f} {prefix}{unit}".rstrip()
+    return (f"{value:g} {unit}" if isinstance(value, float) else f"{value} {unit}").rstrip()
 
 
 def format_metric(result: Mapping[str, Any] | None, *, si_prefix: bool = True) -> str:
@@ -34,6 +68,40 @@ def format_metric(result: Mapping[str, Any] | None, *, si_prefix: bool = True) -
         known = si(result["known_value"], unit) if si_prefix else f"{result['known_value']:,} {unit}"
         return f"known ≥ {known}"
     return "unavailable"
+
+
+def check_table_options(
+    *, col_names: object, max_depth: object, fold: object, wrap_mode: object = "mid"
+) -> tuple[str, ...]:
+    """Check the table options before any model runs; returns the column keys.
+
+    ``col_names`` is ``None`` (the default columns) or a sequence of keys of :data:`COLUMNS`;
+    ``max_depth`` is ``None`` (automatic) or a positive int; ``fold`` a bool.
+    """
+    if not isinstance(wrap_mode, str):
+        raise TypeError(f"wrap_mode must be 'mid' or 'no', got {type(wrap_mode).__name__}")
+    if wrap_mode not in ("mid", "no"):
+        raise ValueError(f"wrap_mode must be 'mid' or 'no', got {wrap_mode!r}")
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int)):
+        raise TypeError(
+            f"max_depth must be None (automatic) or a positive int, got {type(max_depth).__name__}"
+        )
+    if max_depth is not None and max_depth < 1:
+        raise ValueError(f"max_depth must be None (automatic) or a positive int, got {max_depth!r}")
+    if not isinstance(fold, bool):
+        raise TypeError(f"fold must be a bool, got {type(fold).__name__}")
+    if col_names is None:
+        return DEFAULT_COLUMNS
+    if isinstance(col_names, str | bytes) or not isinstance(col_names, Sequence):
+        raise TypeError(f"col_names must be a sequence of column names, got {type(col_names).__name__}")
+    for name in col_names:
+        if not isinstance(name, str):
+            raise TypeError(f"col_names entries must be str, got {type(name).__name__}")
+        if name not in COLUMNS:
+            raise ValueError(f"col_names: unknown column {name!r}; choose from {', '.join(COLUMNS)}")
+    if len(set(col_names)) != len(col_names):
+        raise ValueError("col_names: a column is named twice")
+    return tuple(col_names)
 
 
 def _shape(meta: Mapping[str, Any]) -> str:
@@ -54,15 +122,136 @@ def _wrap(text: str, wrap_mode: str) -> str:
     return text
 
 
-def _cell(result: Mapping[str, Any] | None) -> str:
-    if result is None:
+def _combine(results: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
+    """Sum results the way totals do: complete only when every part is; ``None`` when none exist."""
+    if not results:
+        return None
+    known = [r["known_value"] for r in results if r["known_value"] is not None]
+    if all(r["status"] == "complete" for r in results):
+        return "complete", sum(known)
+    return ("partial", sum(known)) if known else ("unavailable", 0)
+
+
+def _number(status: str, value: float, text: str) -> str:
+    if status == "complete":
+        return text
+    return f"≥ {text}" if status == "partial" else "unavailable"
+
+
+def _si_cell(combined: tuple[str, float] | None) -> str:
+    if combined is None:
         return "-"
-    if result["status"] == "complete":
-        value = result["value"]
-        return f"{value:g}" if isinstance(value, float) else str(value)
-    if result["status"] == "partial":
-        return f"≥{result['known_value']}"
-    return "n/a" if result["method"] == "not_applicable" else "unavailable"
+    return _number(combined[0], combined[1], si(combined[1], ""))
+
+
+class _Cells:
+    """Cell text of one row, from the report's layers and totals only."""
+
+    def __init__(self, report: Mapping[str, Any], wrap_mode: str) -> None:
+        self.layers = report["layers"]
+        self.totals = report["totals"]
+        self.wrap_mode = wrap_mode
+
+    def results(self, indices: Sequence[int], name: str) -> list[Mapping[str, Any]]:
+        found = (self.layers[i]["metrics"].get(name) for i in indices)
+        return [r for r in found if r is not None]
+
+    def cell(self, row: TableRow, column: str) -> str:
+        layer = self.layers[row.layers[0]]
+        mark = " Σ" if row.collapsed else ""
+        if column == "output_shape":
+            return _wrap(_shape(layer["output"]), self.wrap_mode)
+        if column in ("params", "trainable"):
+            params = [self.layers[i]["parameters"] for i in row.assigned]
+            trainable = sum(p["trainable"] for p in params)
+            frozen = sum(p["frozen"] for p in params)
+            count = trainable + frozen
+            if column == "trainable":
+                if count == 0:
+                    return "-"
+                return "True" if frozen == 0 else ("False" if trainable == 0 else "Partial")
+            shared = " (shared)" if any(p["shared"] for p in params) else ""
+            return f"{count:,}{shared}{mark}"
+        if column in _ADDITIVE:
+            text = _si_cell(_combine(self.results(row.assigned, column)))
+            return text + mark if text != "-" else text
+        if column == "operator_flops":  # inclusive already: the row's own calls only
+            return _si_cell(_combine(self.results(row.layers, column)))
+        if column in _PERCENT:
+            return self._percent(row, *_PERCENT[column])
+        return self._spatial(layer["metrics"].get(column))
+
+    def _percent(self, row: TableRow, metric: str, total_name: str) -> str:
+        combined = _combine(self.results(row.assigned, metric))
+        if combined is None:
+            return "-"
+        total = self.totals.get(total_name)
+        status, value = combined
+        if status == "unavailable" or total is None or total["status"] != "complete":
+            return "unavailable"  # a share of a lower bound is not a share of anything
+        if total["value"] == 0:
+            return "n/a"
+        return _number(status, value, f"{100 * value / total['value']:.2f} %")
+
+    @staticmethod
+    def _spatial(result: Mapping[str, Any] | None) -> str:
+        if result is None:
+            return "-"
+        if result["method"] == "not_applicable":
+            return "n/a"
+        value = result["known_value"]
+        text = "" if value is None else (f"{value:g}" if isinstance(value, float) else str(value))
+        return _number(result["status"], value or 0, text)
+
+
+def format_table(
+    report: Mapping[str, Any],
+    *,
+    wrap_mode: str = "mid",
+    max_depth: int | None = None,
+    receptive_field: bool = False,
+    effective_rf_stats: bool = False,
+    operator_flops: bool = False,
+    col_names: Sequence[str] | None = None,
+    fold: bool = True,
+) -> str:
+    """Render an AnalysisReport as the summary table text (no colour codes).
+
+    ``max_depth=None`` picks the deepest depth whose table fits about 60 lines; the footer says
+    what was collapsed or folded and how to expand it. ``receptive_field``, ``effective_rf_stats``
+    and ``operator_flops`` append their columns to ``col_names`` (the default columns when None).
+    """
+    columns = list(
+        check_table_options(col_names=col_names, max_depth=max_depth, fold=fold, wrap_mode=wrap_mode)
+    )
+    extra = [
+        *(["receptive_field"] if receptive_field else []),
+        *(["effective_stride", "effective_padding"] if effective_rf_stats else []),
+        *(["operator_flops"] if operator_flops else []),
+    ]
+    columns += [name for name in extra if name not in columns]
+    model = RowModel(report["layers"], fold)
+    depth = model.auto_depth() if max_depth is None else max_depth
+    rows = model.rows(depth)
+    cells = _Cells(report, wrap_mode)
+    headers = ["Layer", "Type", *(COLUMNS[name] for name in columns)]
+    table = [
+        [escape_control(row.prefix + row.name), escape_control(report["layers"][row.layers[0]]["type"])]
+        + [cells.cell(row, name) for name in columns]
+        for row in rows
+    ]
+    widths = [max(len(h), *(len(r[i]) for r in table)) if table else len(h) for i, h in enumerate(headers)]
+    rule = "_" * (sum(widths) + 2 * (len(widths) - 1))
+    lines = [
+        rule,
+        "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+        "=" * len(rule),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    lines.append("=" * len(rule))
+    lines += _footer(report, rows, depth, model.deepest, fold)
+    lines.append(rule)
+    return "\n".join(lines)
 
 
 def _bytes(count: int) -> str:
@@ -74,62 +263,25 @@ def _bytes(count: int) -> str:
     return f"{count} B"
 
 
-def format_table(
-    report: Mapping[str, Any],
-    *,
-    wrap_mode: str = "mid",
-    max_depth: int | None = None,
-    receptive_field: bool = False,
-    effective_rf_stats: bool = False,
-    operator_flops: bool = False,
+def _rows_line(
+    report: Mapping[str, Any], rows: Sequence[TableRow], depth: int, deepest: int, fold: bool
 ) -> str:
-    """Render an AnalysisReport as the summary table text (no colour codes)."""
-    headers = ["Layer", "Type", "Output Shape", "Param #", "Trainable"]
-    if receptive_field:
-        headers.append("Receptive field")
-    if effective_rf_stats:
-        headers += ["Effective stride", "Effective padding"]
-    if operator_flops:
-        headers.append("Operator FLOPs")
-    rows: list[list[str]] = []
-    for layer in report["layers"]:
-        if max_depth is not None and layer["depth"] > max_depth:
-            continue
-        params = layer["parameters"]
-        count = params["trainable"] + params["frozen"]
-        name = (
-            "  " * layer["depth"]
-            + layer["name"]
-            + (f" #{layer['call_index']}" if layer["call_index"] else "")
+    calls = len(report["layers"])
+    if len(rows) == calls:
+        return f"Rows: all {calls} layer calls shown."
+    hints = []
+    if any(row.collapsed for row in rows):
+        hints.append(
+            f"Σ cells include calls deeper than depth {depth} (max_depth={deepest} shows every depth)"
         )
-        row = [
-            name,
-            layer["type"],
-            _wrap(_shape(layer["output"]), wrap_mode),
-            f"{count:,}" + (" (shared)" if params["shared"] else ""),
-            "-"
-            if count == 0
-            else ("True" if params["frozen"] == 0 else ("False" if not params["trainable"] else "Partial")),
-        ]
-        metrics = layer["metrics"]
-        if receptive_field:
-            row.append(_cell(metrics.get("receptive_field")))
-        if effective_rf_stats:
-            row += [_cell(metrics.get("effective_stride")), _cell(metrics.get("effective_padding"))]
-        if operator_flops:
-            row.append(format_metric(metrics.get("operator_flops")))
-        rows.append(row)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    rule = "_" * (sum(widths) + 2 * (len(widths) - 1))
-    lines = [rule, "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), "=" * len(rule)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-    lines.append("=" * len(rule))
-    lines += _footer(report)
-    lines.append(rule)
-    return "\n".join(lines)
+    if fold and any(row.fold > 1 for row in rows):
+        hints.append("(×N) rows sum N identical calls (fold=False lists them one by one)")
+    return f"Rows: {len(rows)} for {calls} layer calls; " + "; ".join(hints) + "."
 
 
-def _footer(report: Mapping[str, Any]) -> list[str]:
+def _footer(
+    report: Mapping[str, Any], rows: Sequence[TableRow], depth: int, deepest: int, fold: bool
+) -> list[str]:
     totals = report["totals"]
     trainable = totals["trainable_parameters"]["value"]
     frozen = totals["frozen_parameters"]["value"]
@@ -139,8 +291,14 @@ def _footer(report: Mapping[str, Any]) -> list[str]:
         f"Non-trainable params: {frozen:,}",
         f"Total params: {totals['parameters']['value']:,}",
         f"Model size (params + buffers): {_bytes(size)}",
-        "-" * 20,
     ]
+    attributed = sum(
+        layer["parameters"]["trainable"] + layer["parameters"]["frozen"] for layer in report["layers"]
+    )
+    if attributed != totals["parameters"]["value"]:
+        unattributed = totals["parameters"]["value"] - attributed
+        lines.append(f"Params of modules never called (in the total, in no row): {unattributed:,}")
+    lines.append("-" * 20)
     labels = {
         "module_flops": "Module FLOPs (formula)",
         "macs": "MACs (formula)",
@@ -152,9 +310,19 @@ def _footer(report: Mapping[str, Any]) -> list[str]:
             result = totals[name]
             text = "not requested" if result["method"] == "not_requested" else format_metric(result)
             lines.append(f"{label}: {text}")
+    lines.append(_rows_line(report, rows, depth, deepest, fold))
     count = len(report["diagnostics"])
-    if count:
-        lines.append(f"Diagnostics: {count} (see report['diagnostics']); incomplete totals are lower bounds")
-    else:
+    if not count:
         lines.append("Diagnostics: 0")
+        return lines
+    groups = group_diagnostics(report)
+    incomplete = any(
+        result["status"] != "complete" and result["method"] != "not_requested" for result in totals.values()
+    )
+    lines.append(
+        f"Diagnostics: {count} in {len(groups)} group(s)"
+        + ("; incomplete totals are lower bounds" if incomplete else "")
+        + " (count × code: subject [metrics] at paths -> what resolves it):"
+    )
+    lines += ["  " + line for line in format_groups(groups, DIAGNOSTIC_LINES)]
     return lines

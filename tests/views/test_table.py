@@ -1,0 +1,181 @@
+"""The summary table (analysis.md 8, issue 15 item 1): golden files and the column-sum invariant.
+
+Golden files live in ``tests/views/golden``; regenerate them with ``TORCHSCAN_UPDATE_GOLDEN=1`` and
+read the diff before committing. Tables are rendered from a report that went through JSON, as every
+view must accept, and only module-formula columns are used in golden files so they do not depend on
+the torch version's operator counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from torchscan import crawl_module, summary
+from torchscan.views.table import COLUMNS, format_table
+from torchscan.views.table_rows import RowModel
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+class Block(nn.Module):
+    """A residual conv block: the repeated unit the table folds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.relu(self.bn(self.conv(x))) + x
+
+
+class Opaque(nn.Module):
+    """No module formula, and its operator has no functional formula: its costs are unknown."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cumprod(x, 1)
+
+
+Opaque.__module__ = "example.models"  # the class path in golden files, however pytest imports us
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.blocks = nn.Sequential(Block(), Block(), Block())
+        self.odd = Opaque()
+        self.add_module("bad\x1b[31mname\u202e", nn.ReLU())
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.blocks(self.stem(x))
+        x = getattr(self, "bad\x1b[31mname\u202e")(self.odd(x))
+        return self.head(self.pool(x).flatten(1))
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return json.loads(json.dumps(crawl_module(Net(), (3, 8, 8))))
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("TORCHSCAN_UPDATE_GOLDEN") == "1":
+        path.write_text(text + "\n", encoding="utf-8")
+    assert text + "\n" == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("net_default.txt", {}),
+        ("net_depth1.txt", {"max_depth": 1}),
+        ("net_unfolded.txt", {"fold": False, "col_names": ["params", "macs", "dmas"]}),
+        ("net_spatial.txt", {"col_names": [], "receptive_field": True, "effective_rf_stats": True}),
+    ],
+)
+def test_golden_tables(report: dict[str, Any], name: str, options: dict[str, Any]) -> None:
+    _golden(name, format_table(report, **options))
+
+
+def test_default_table_marks_incomplete_cells_and_escapes_names(report: dict[str, Any]) -> None:
+    text = format_table(report)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "bad\\x1b[31mname<U+202E>" in text
+    odd = next(line for line in text.splitlines() if "Opaque" in line)
+    assert "unavailable" in odd  # never a bare number for unknown work
+    assert "Module FLOPs (formula): known ≥" in text
+    assert "(×3) 0 … 2" in text
+    assert "custom_modules={example.models.Opaque: ModuleHandler(...)}" in text
+
+
+def _additive(report: dict[str, Any], indices: list[int], name: str) -> int:
+    return sum(
+        report["layers"][i]["metrics"][name]["known_value"] or 0
+        for i in indices
+        if name in report["layers"][i]["metrics"]
+    )
+
+
+@pytest.mark.parametrize("fold", [True, False])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_column_totals_equal_the_sum_of_rows(report: dict[str, Any], depth: int, fold: bool) -> None:
+    rows = RowModel(report["layers"], fold).rows(depth)
+    assigned = sorted(i for row in rows for i in row.assigned)
+    assert assigned == list(range(len(report["layers"])))  # every call in exactly one row
+    params = sum(
+        report["layers"][i]["parameters"]["trainable"] + report["layers"][i]["parameters"]["frozen"]
+        for row in rows
+        for i in row.assigned
+    )
+    assert params == report["totals"]["parameters"]["value"]
+    for name in ("module_flops", "macs", "dmas"):
+        rows_sum = sum(_additive(report, row.assigned, name) for row in rows)
+        assert rows_sum == report["totals"][name]["known_value"]
+    self_sum = sum(_additive(report, row.assigned, "operator_flops_self") for row in rows)
+    assert self_sum == report["totals"]["operator_flops"]["known_value"]
+
+
+def test_printed_parameter_column_sums_to_the_total(report: dict[str, Any]) -> None:
+    text = format_table(report, max_depth=1, col_names=["params"])
+    lines = text.splitlines()
+    body = lines[3 : lines.index("=" * len(lines[0]), 3)]
+    printed = [int(line.split("  ")[-1].strip().removesuffix(" Σ").replace(",", "")) for line in body]
+    assert sum(printed) == report["totals"]["parameters"]["value"] == 590
+    # 590 = stem 3*4*9+4 (112) + 3 blocks x (conv 4*4*9+4 = 148, bn 2*4 = 8) + head 4*2+2 (10)
+
+
+def test_every_column_renders(report: dict[str, Any]) -> None:
+    text = format_table(report, col_names=list(COLUMNS))
+    for header in COLUMNS.values():
+        assert header in text
+
+
+def test_folded_rows_sum_identical_blocks(report: dict[str, Any]) -> None:
+    rows = RowModel(report["layers"]).rows(3)
+    folded = next(row for row in rows if row.fold == 3 and row.name.startswith("(×3)"))
+    assert [report["layers"][i]["path"] for i in folded.layers] == ["blocks.0", "blocks.1", "blocks.2"]
+    conv = next(row for row in rows if row.name == "conv (×3)")
+    # Each conv: 4*8*8 = 256 outputs x 4*3*3 = 36 terms = 9,216 MACs; the row sums the 3 blocks.
+    assert _additive(report, conv.assigned, "macs") == 3 * 9216
+    unfolded = RowModel(report["layers"], fold=False).rows(3)
+    assert len(unfolded) == len(report["layers"])
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "text"),
+    [
+        ({"col_names": ["params", "flops"]}, ValueError, "col_names"),
+        ({"col_names": "params"}, TypeError, "col_names"),
+        ({"col_names": [1]}, TypeError, "col_names"),
+        ({"col_names": ["params", "params"]}, ValueError, "col_names"),
+        ({"max_depth": 0}, ValueError, "max_depth"),
+        ({"max_depth": -2}, ValueError, "max_depth"),
+        ({"max_depth": 1.5}, TypeError, "max_depth"),
+        ({"fold": "no"}, TypeError, "fold"),
+        ({"fold": 1}, TypeError, "fold"),
+    ],
+)
+def test_bad_table_options_are_refused_before_the_model_runs(
+    options: dict[str, Any], error: type[Exception], text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[int] = []
+
+    class Spy(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            calls.append(1)
+            return x
+
+    with pytest.raises(error, match=text):
+        summary(Spy(), (2,), **options)
+    assert calls == [] and capsys.readouterr().out == ""
