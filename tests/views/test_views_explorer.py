@@ -174,3 +174,51 @@ def test_top_table_shares_of_total() -> None:
     root = parse_html(render_report(partial, metric="module_flops"))
     table = next(t for t in root.find_all("table") if t.has_class("top-layers"))
     assert "≤ 65.1%" in table.text()  # a share of a lower-bound total is an upper bound
+
+
+def conv1d_report() -> dict[str, Any]:
+    """GPT-2-shaped: four Conv1D calls without a formula, three metrics each (12 diagnostics)."""
+    layers = [layer("", "GPT2Model")] + [layer(f"h.{i}.attn.c_attn", "Conv1D") for i in range(4)]
+    diagnostics = [
+        {
+            "code": "unsupported_module_metric",
+            "severity": "warning",
+            "metric": metric,
+            "path": f"h.{i}.attn.c_attn",
+            "message": "Module type not supported: Conv1D",
+            "class_path": "transformers.pytorch_utils.Conv1D",
+        }
+        for i in range(4)
+        for metric in ("module_flops", "macs", "dmas")
+    ]
+    diagnostics.append({"code": P, "severity": "warning", "metric": "module_flops", "message": P})
+    return finish(layers, diagnostics)
+
+
+def test_grouped_diagnostics_section() -> None:
+    report = conv1d_report()
+    html = render_report(report)
+    root = parse_html(html)
+    section = root.by_id("diagnostic-groups")
+    assert section is not None
+    rows = [
+        [" ".join(td.text().split()) for td in tr.find_all("td")]
+        for tr in section.find_all("tbody")[0].find_all("tr")
+    ]
+    assert rows[0] == [
+        "unsupported_module_metric",
+        "Conv1D",
+        "transformers.pytorch_utils.Conv1D",
+        "12",
+        "h.0.attn.c_attn, h.1.attn.c_attn, h.2.attn.c_attn (+1 more)",
+        "custom_modules={transformers.pytorch_utils.Conv1D: ModuleHandler(...)}",
+    ]
+    assert rows[1][0] == " ".join(P.split()) and rows[1][3] == "1"  # hostile code: shown as text, escaped in markup
+    assert "Diagnostics: 13 in 2 groups" in section.text()
+    ids = {a.attrs["href"] for a in section.find_all("a")}
+    assert "#diagnostics" in ids and all(root.by_id(h[1:]) is not None for h in ids)
+    # The exact list stays complete in the appendix.
+    assert (
+        len([li for li in root.find_all("li") if (li.attrs.get("id") or "").startswith("diagnostic-")]) == 13
+    )
+    assert render_report(tiny_report()).count('id="diagnostic-groups"') == 0

@@ -19,7 +19,7 @@ from typing import Any
 from torchscan.views.embed import encode
 from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
-from torchscan.views.html_appendix import appendix, badge_measure
+from torchscan.views.html_appendix import appendix, badge_measure, diagnostic_groups_section
 from torchscan.views.map_svg import draw_map
 from torchscan.views.panel_data import RAIL_WORDS, change_words
 from torchscan.views.text import esc, path_label, script_json
@@ -341,6 +341,8 @@ def render_explorer(
     )
     model_type = report["context"].get("model_type", "unknown model type")
     notes = "".join(f'<p class="comparison-note">{esc(note)}</p>' for note in data["comparison_notes"])
+    node_ids = {node["path"]: node["id"] for node in data["maps"]["parameters"]["groups"][0]["nodes"]}
+    notes += diagnostic_groups_section(report, node_ids)
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
