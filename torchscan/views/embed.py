@@ -20,8 +20,6 @@ import json
 from typing import Any
 
 FORMAT = "torchscan-embed-1"
-# A reference ``[-2,i]`` costs about 8 characters; repeating anything shorter inline is cheaper.
-MIN_REFERENCE = 10
 
 
 def _key(value: Any) -> str:
@@ -59,7 +57,8 @@ def encode(data: Any) -> dict[str, Any]:
             if isinstance(value, (dict, list)):
                 keep.append(value)
             text = canonical(value, texts)
-            if len(text) >= MIN_REFERENCE and text in seen:
+            # A reference pays off only when it is shorter than writing the value out again.
+            if text in seen and len(text) > len(str(seen[text])) + 5:
                 return [-2, seen[text]]
             if isinstance(value, dict):
                 names = tuple(value)

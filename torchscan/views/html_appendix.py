@@ -7,6 +7,7 @@ and the inputs and contexts.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,6 +79,35 @@ def _tree(data: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _flat(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(
+            not isinstance(v, (dict, list)) or (isinstance(v, list) and _flat(v)) for v in value.values()
+        )
+    if isinstance(value, list):
+        return all(not isinstance(v, (dict, list)) for v in value)
+    return True
+
+
+def evidence_json(value: Any, indent: int = 0) -> str:
+    """Indented JSON whose innermost objects (a tensor's metadata, a shape) sit on one line.
+
+    Same content and key order as ``pretty_json``; only the line breaks differ, which keeps a
+    200-call appendix readable and about a third shorter.
+    """
+    if _flat(value):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    pad = "  " * (indent + 1)
+    if isinstance(value, dict):
+        items = [
+            f"{pad}{json.dumps(k, ensure_ascii=False)}: {evidence_json(v, indent + 1)}"
+            for k, v in sorted(value.items())
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}"
+    items = [f"{pad}{evidence_json(v, indent + 1)}" for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
+
+
 def _metric_rows(layer: Mapping[str, Any], structure: bool) -> str:
     rows = []
     metrics = dict(layer["metrics"])
@@ -88,20 +118,20 @@ def _metric_rows(layer: Mapping[str, Any], structure: bool) -> str:
             metrics[name] = metric_result(
                 "unavailable", unit=FIELD_UNITS[name], scope="module_call", method=method
             )
+    # One "method · scope · unit" cell per row keeps a 200-call page's evidence tables compact.
     for name, value in sorted(metrics.items()):
         rows.append(
             f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(value)}</td>'
-            f"<td>{esc(value['method'])}</td>"
-            f"<td>{esc(value['scope'])}</td><td>{esc(value['unit'])}</td></tr>"
+            f"<td>{esc(value['method'])} · {esc(value['scope'])} · {esc(value['unit'])}</td></tr>"
         )
     for name, owner in sorted(owners.items()):
         rows.append(
-            f'<tr><th scope="row">{esc(name)}</th><td colspan="4"><span class="badge covered">covered</span> '
+            f'<tr><th scope="row">{esc(name)}</th><td colspan="2"><span class="badge covered">covered</span> '
             f"{esc(name)}: included in {esc(path_label(owner['path']))} · call #{owner['call_index']} "
             "inclusive estimate</td></tr>"
         )
     return (
-        "<table><thead><tr><th>Metric</th><th>Value</th><th>Method</th><th>Scope</th><th>Unit</th></tr></thead>"
+        "<table><thead><tr><th>Metric</th><th>Value</th><th>Method · scope · unit</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -124,7 +154,7 @@ def _calls(report: Mapping[str, Any], diagnostics: list[Mapping[str, Any]], pref
             f'<details id="{prefix}-{i}"><summary>{esc(path_label(layer["path"]))} · call '
             f"#{layer['call_index']} · "
             f"{esc(layer['type'])}</summary>{_metric_rows(layer, structure)}"
-            f"<pre>{esc(pretty_json(evidence))}</pre>"
+            f"<pre>{esc(evidence_json(evidence))}</pre>"
             f"<p>Diagnostics for this path: {links or 'none'}</p></details>"
         )
     out.append("</section>")
