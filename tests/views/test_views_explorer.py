@@ -213,7 +213,9 @@ def test_grouped_diagnostics_section() -> None:
         "h.0.attn.c_attn, h.1.attn.c_attn, h.2.attn.c_attn (+1 more)",
         "custom_modules={transformers.pytorch_utils.Conv1D: ModuleHandler(...)}",
     ]
-    assert rows[1][0] == " ".join(P.split()) and rows[1][3] == "1"  # hostile code: shown as text, escaped in markup
+    assert (
+        rows[1][0] == " ".join(P.split()) and rows[1][3] == "1"
+    )  # hostile code: shown as text, escaped in markup
     assert "Diagnostics: 13 in 2 groups" in section.text()
     ids = {a.attrs["href"] for a in section.find_all("a")}
     assert "#diagnostics" in ids and all(root.by_id(h[1:]) is not None for h in ids)
