@@ -7,6 +7,7 @@ Skipped when Chromium or websocket-client is missing (same harness as test_views
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -248,3 +249,20 @@ def test_bert_base_explorer(browser: Browser, tmp_path: Path) -> None:
     )
     assert order == [f"encoder.layer.{i}" for i in range(12)]
     assert browser.errors() == [] and browser.requests() == []
+    if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1":
+        browser.resize(1440, 1000)
+        browser.click("label[for='view-operator_flops']")
+        browser.eval("window.scrollTo(0, 0)")
+        browser.screenshot(Path(__file__).resolve().parents[2] / "docs" / "images" / "explorer-bert.png")
+
+
+def test_strip_screenshot_for_docs(browser: Browser, tmp_path: Path) -> None:
+    """docs/images/benchmark-strip.png, refreshed only with ``TORCHSCAN_UPDATE_DOCS_IMAGE=1``."""
+    browser.resize(1200, 460)
+    comparison = benchmark_comparison(noisy_report(), benchmark_report(latency=0.005))
+    open_page(browser, tmp_path, render_report(comparison, title="Benchmark comparison"))
+    browser.eval("document.getElementById('timing-blocks').scrollIntoView()")
+    docs = Path(__file__).resolve().parents[2] / "docs" / "images" / "benchmark-strip.png"
+    target = docs if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1" else tmp_path / "strip.png"
+    browser.screenshot(target)
+    assert target.stat().st_size > 5_000
