@@ -10,8 +10,9 @@ import pytest
 from view_parse import embedded_data, parse_html
 from view_reports import P, finish, hostile_report, layer, m, resnet50_report, tiny_report
 
+from torchscan.views.default_view import most_complete_view
 from torchscan.views.embed import decode, encode
-from torchscan.views.geometry import most_complete_view, path_order
+from torchscan.views.geometry import path_order
 from torchscan.views.html import LAZY_LAYER_LIMIT
 from torchscan.views.render import render_report
 

@@ -1,6 +1,6 @@
 """The offline HTML module cost explorer for one AnalysisReport, optionally against a baseline.
 
-One self-contained document (render.md 3): summary cards, five metric views switched by radio
+One self-contained document (render.md 3): summary cards, six metric views switched by radio
 buttons (CSS only, so they work without script), an icicle map per metric group, a rail of cards
 for what the map cannot size, rankings of complete calls only, an inspector, and a closed appendix
 with every exact piece of evidence. The one script enhances keyboard navigation and selection; it
@@ -42,6 +42,12 @@ LAZY_NOTE = (
 def asset(name: str) -> str:
     """Text of a packaged CSS/JS asset."""
     return resources.files("torchscan.views").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+@cache
+def explorer_script() -> str:
+    """The page's one script: both constant assets in one strict function (their shared scope)."""
+    return '(function () {\n"use strict";\n' + asset("explorer.js") + asset("explorer-draw.js") + "})();\n"
 
 
 def content_security_policy(script: str) -> str:
@@ -308,7 +314,7 @@ def render_explorer(
 ) -> str:
     """The whole explorer document for validated reports (render.md 3)."""
     data = build_data(report, before, diff, gate)
-    script = asset("explorer.js")
+    script = explorer_script()
     lazy = len(report["layers"]) + len((before or {"layers": []})["layers"]) > LAZY_LAYER_LIMIT
     totals = report["totals"]
     radios = "".join(

@@ -16,7 +16,8 @@ from torchscan.report.validate import (
     validate_benchmark_comparison,
     validate_benchmark_report,
 )
-from torchscan.views.geometry import VIEWS, most_complete_view
+from torchscan.views.default_view import most_complete_view
+from torchscan.views.geometry import VIEWS
 
 FORMATS = ("html", "svg")
 
