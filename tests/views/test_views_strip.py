@@ -99,3 +99,15 @@ def test_no_blocks_no_plot() -> None:
     report["measurement"] = {}
     html = render_report(report)
     assert not strip_svgs(html) and "No raw timing blocks were recorded" in html
+
+
+def test_blocks_near_the_float_limit_still_render() -> None:
+    report = benchmark_report(profile=False)
+    report["measurement"] = {
+        "number_per_run": 1,
+        "raw_times_seconds": [1.7e308, 1.0e308],
+        "measured_calls": 2,
+    }
+    html = render_report(report)
+    (svg,) = strip_svgs(html)
+    assert len(svg.findall(f".//{SVG_NS}circle")) == 2 and "beyond the float range" in html

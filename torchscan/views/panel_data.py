@@ -7,6 +7,7 @@ written into the document.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,10 @@ def share_text(value: float, total: Mapping[str, Any] | None) -> str:
     """``12.3%`` of a complete total; ``≤ 12.3%`` of a partial one (its known part is a lower bound)."""
     if total is None or total["status"] == "unavailable" or not total["known_value"]:
         return "unknown"
-    share = f"{100 * value / total['known_value']:.1f}%"
+    ratio = 100 * (float(value) / float(total["known_value"]))  # floats: a huge ratio is inf, not an error
+    if not math.isfinite(ratio):
+        return "beyond the float range"
+    share = f"{ratio:.1f}%"
     return share if total["status"] == "complete" else f"≤ {share}"
 
 

@@ -65,7 +65,8 @@ def is_noisy(values: Sequence[float]) -> bool:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.4g} ms"
+    value = seconds * 1000
+    return f"{value:,.4g} ms" if math.isfinite(value) else "beyond the float range"
 
 
 def _row(values: Sequence[float], label: str, index: int, scale: float) -> str:
@@ -100,12 +101,14 @@ def strip_plot(runs: Sequence[tuple[str, Sequence[float]]]) -> str:
     if not drawn:
         return '<p class="note">No raw timing blocks were recorded, so there is nothing to plot.</p>'
     largest = max(max(values) for _, values in drawn)
-    scale = (WIDTH - LEFT - RIGHT) / (largest * 1.05)
+    # Block times near the float limit: draw against a finite span rather than divide by inf.
+    span = largest * 1.05 if math.isfinite(largest * 1.05) else largest
+    scale = (WIDTH - LEFT - RIGHT) / span
     height = TOP + ROW * len(drawn) + AXIS
     axis_y = TOP + ROW * len(drawn) + 4
     ticks = []
     for fraction in (0, 0.25, 0.5, 0.75, 1):
-        seconds = largest * 1.05 * fraction
+        seconds = span * fraction
         x = LEFT + seconds * scale
         ticks.append(
             f'<line x1="{x:.2f}" x2="{x:.2f}" y1="{axis_y}" y2="{axis_y + 5}" stroke="#555"/>'
