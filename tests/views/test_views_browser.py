@@ -7,6 +7,7 @@ downloaded. Skipped only when no Chromium binary or websocket-client is installe
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from view_reports import P, keyboard_report, m, resnet50_report
 
+from torchscan.views.embed import decode
 from torchscan.views.render import render_report
 
 pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
@@ -47,10 +49,10 @@ def node_id(document_data: dict[str, Any], path: str, view: str = "module_flops"
 
 
 def ids_of(browser: Browser) -> dict[str, str]:
-    return browser.eval(
-        "Object.fromEntries(JSON.parse(document.getElementById('torchscan-data').textContent)"
-        ".maps.module_flops.groups[0].nodes.map(n => [n.path, n.id]))"
-    )
+    # The page embeds its data compactly (torchscan.views.embed); decode it here, not in the page.
+    text = browser.eval("document.getElementById('torchscan-data').textContent")
+    groups = decode(json.loads(text))["maps"]["module_flops"]["groups"]
+    return {n["path"]: n["id"] for n in groups[0]["nodes"]}
 
 
 def mixed_report() -> dict[str, Any]:
@@ -106,14 +108,14 @@ def hostile_k() -> dict[str, Any]:
 def test_offline_loads_without_errors(browser: Browser, tmp_path: Path) -> None:
     after, before = baseline_pair()
     documents = {
-        "k.html": render_report(keyboard_report()),
-        "mixed.html": render_report(mixed_report()),
-        "baseline.html": render_report(after, before=before),
-        "unknown.html": render_report(unknown_branch_report()),
-        "hostile.html": render_report(hostile_k(), title=P),
+        "k.html": render_report(keyboard_report(), metric="module_flops"),
+        "mixed.html": render_report(mixed_report(), metric="module_flops"),
+        "baseline.html": render_report(after, before=before, metric="module_flops"),
+        "unknown.html": render_report(unknown_branch_report(), metric="module_flops"),
+        "hostile.html": render_report(hostile_k(), title=P, metric="module_flops"),
         "hostile.svg": render_report(hostile_k(), title=P, format="svg"),
         "k.svg": render_report(keyboard_report(), format="svg"),
-        "resnet.html": render_report(resnet50_report()),
+        "resnet.html": render_report(resnet50_report(), metric="module_flops"),
     }
     for name, document in documents.items():
         open_page(browser, tmp_path, document, name)
@@ -123,16 +125,21 @@ def test_offline_loads_without_errors(browser: Browser, tmp_path: Path) -> None:
         assert browser.eval("document.querySelectorAll('img, image, foreignObject, iframe').length") == 0
         assert browser.eval("document.querySelectorAll('svg script').length") == 0
         if name.endswith(".html"):
+            # Large reports draw panels other than the initial one on first selection: visit those.
+            lazy = "[...document.querySelectorAll('.metric-panel[data-lazy]')].map(p => p.dataset.view)"
+            for view in browser.eval(lazy):
+                browser.click(f"label[for='view-{view}']")
+            assert browser.errors() == [], name
             current = browser.eval(
                 "[...document.querySelectorAll('.metric-panel')].map(p => p.querySelectorAll("
                 "'a[data-map-node][aria-current=\"true\"]').length)"
             )
-            assert current == [1, 1, 1, 1, 1], name
+            assert current == [1, 1, 1, 1, 1, 1], name
 
 
 def test_baseline_diagnostics_links(browser: Browser, tmp_path: Path) -> None:
     after, before = baseline_pair()
-    open_page(browser, tmp_path, render_report(after, before=before))
+    open_page(browser, tmp_path, render_report(after, before=before, metric="module_flops"))
     ids = ids_of(browser)
     browser.click(f"#map-module_flops-0-{ids['0']}")
     links = browser.eval(
@@ -169,7 +176,7 @@ def inside_viewport(browser: Browser, tile_id: str) -> bool:
 
 
 def test_keyboard_navigation(browser: Browser, tmp_path: Path) -> None:
-    open_page(browser, tmp_path, render_report(keyboard_report()))
+    open_page(browser, tmp_path, render_report(keyboard_report(), metric="module_flops"))
     ids = ids_of(browser)
     tile = lambda path: f"map-module_flops-0-{ids[path]}"  # noqa: E731
     focus(browser, f"#{tile('0.0')}")
@@ -235,6 +242,8 @@ def test_keyboard_navigation(browser: Browser, tmp_path: Path) -> None:
     assert browser.eval("document.querySelector('[data-view=\"parameters\"] aside h3').textContent") == "0.0"
     browser.click("label[for='view-module_flops']")
     focus(browser, "#view-module_flops")
+    browser.key("ArrowRight")  # issue 15: Operator FLOPs now follows Module FLOPs
+    assert browser.eval("document.querySelector('input[name=view]:checked').id") == "view-operator_flops"
     browser.key("ArrowRight")
     assert browser.eval("document.querySelector('input[name=view]:checked').id") == "view-macs"
     # Enter on an inspector evidence link opens and focuses the call details.
@@ -247,11 +256,12 @@ def test_keyboard_navigation(browser: Browser, tmp_path: Path) -> None:
 
 
 def test_mixed_groups_and_unknown_branch(browser: Browser, tmp_path: Path) -> None:
-    open_page(browser, tmp_path, render_report(mixed_report()))
-    data = browser.eval(
-        "JSON.parse(document.getElementById('torchscan-data').textContent).maps.module_flops.groups"
-        ".map(g => [g.id, g.method, g.nodes.filter(n => n.path === '0.2')[0].id])"
-    )
+    open_page(browser, tmp_path, render_report(mixed_report(), metric="module_flops"))
+    groups = decode(json.loads(browser.eval("document.getElementById('torchscan-data').textContent")))
+    data = [
+        [g["id"], g["method"], next(n["id"] for n in g["nodes"] if n["path"] == "0.2")]
+        for g in groups["maps"]["module_flops"]["groups"]
+    ]
     custom = next(g for g in data if g[1] == "zzz_custom_formula")
     browser.click(f"#{custom[0]}-{custom[2]}")
     browser.click("label[for='view-macs']")
@@ -270,7 +280,9 @@ def test_mixed_groups_and_unknown_branch(browser: Browser, tmp_path: Path) -> No
         browser.click("[data-view='module_flops'] button[data-action='collapse']")
     browser.click("[data-view='module_flops'] button[data-action='reset']")
     assert browser.eval("document.querySelectorAll('[data-view=\"module_flops\"] [hidden]').length") == 0
-    open_page(browser, tmp_path, render_report(unknown_branch_report()), "unknown.html")
+    open_page(
+        browser, tmp_path, render_report(unknown_branch_report(), metric="module_flops"), "unknown.html"
+    )
     ids = ids_of(browser)
     assert browser.eval(f"document.getElementById('map-module_flops-0-{ids['0']}')") is None
     browser.click(f".rail-card[data-node-id='{ids['0']}']")
@@ -283,7 +295,7 @@ def test_mixed_groups_and_unknown_branch(browser: Browser, tmp_path: Path) -> No
 def test_narrow_layout(browser: Browser, tmp_path: Path) -> None:
     browser.resize(390, 844)
     for report in (keyboard_report(), resnet50_report()):
-        open_page(browser, tmp_path, render_report(report))
+        open_page(browser, tmp_path, render_report(report, metric="module_flops"))
         assert browser.eval("document.documentElement.scrollWidth") <= 390
         assert (
             browser.eval(
@@ -302,7 +314,7 @@ def test_narrow_layout(browser: Browser, tmp_path: Path) -> None:
 def test_no_javascript_fallback(tmp_path: Path) -> None:
     browser = Browser(javascript=False)
     try:
-        open_page(browser, tmp_path, render_report(keyboard_report()))
+        open_page(browser, tmp_path, render_report(keyboard_report(), metric="module_flops"))
         assert browser.errors() == []
         browser.click("label[for='view-parameters']")
         visible = browser.eval(

@@ -45,7 +45,12 @@ def test_delta_of_one_call() -> None:
         (lambda r: r["context"].update(torch_version="9"), "torch_version differs"),
         (lambda r: r["context"].pop("python_version"), "python_version context is missing"),
         (lambda r: r["context"].update(analysis_mode="structure"), "analysis_mode differs"),
-        (lambda r: r["inputs"].update(source="provided"), "input metadata differs"),
+        # Issue 15: a source-only difference no longer gates (test_source_only_inputs_stay_comparable).
+        (lambda r: r["inputs"]["args"][0].update(shape=[2, 4]), "input metadata differs"),
+        (
+            lambda r: r["inputs"].update(source="provided", kwargs={"x": r["inputs"]["args"][0]}),
+            "input metadata differs",
+        ),
     ],
 )
 def test_execution_gate(mutate, reason: str) -> None:
@@ -139,3 +144,30 @@ def test_svg_comparison_parses() -> None:
     root = ET.fromstring(svg)
     assert "Changed calls (1)" in svg and "complete · +12 FLOPs" in svg
     assert root.find(".//{http://www.w3.org/2000/svg}g[@id='svg-evidence']") is not None
+
+
+def test_source_only_inputs_stay_comparable() -> None:
+    # input_shape= (generated) before, args=(tensor,) (provided) after, same shape/dtype/device.
+    after = after_plus_12()
+    after["inputs"]["source"] = "provided"
+    before = tiny_report()
+    html = render_report(after, before=before)
+    data = embedded_data(html)
+    assert data["gate"] == []
+    assert data["comparison"]["totals"]["module_flops"]["delta"] == 12
+    nodes = {n["path"]: n for n in data["maps"]["module_flops"]["groups"][0]["nodes"]}
+    assert nodes["2"]["delta"] == 12
+    note = "Inputs differ only in source (before generated, after provided)"
+    assert data["comparison_notes"][0].startswith(note)
+    text = " ".join(parse_html(html).text().split())
+    assert note in text and "not comparable" not in text
+    assert note in render_report(after, before=before, format="svg")
+
+
+def test_comparison_cards_show_before_after_delta() -> None:
+    html = render_report(after_plus_12(), before=tiny_report())
+    cards = [d for d in parse_html(html).find_all("p") if d.has_class("card-change")]
+    assert len(cards) == 3
+    flops = " ".join(cards[0].text().split())
+    assert flops == "Before complete 86 FLOPs → After complete 98 FLOPs → Δ complete · +12 FLOPs"
+    assert "Δ complete · +0 elements" in " ".join(cards[1].text().split())

@@ -217,9 +217,10 @@ def test_skeleton_hooks_and_links() -> None:
         assert len(root.find_all("script")) == 2
         radios = [i for i in root.find_all("input") if i.attrs.get("name") == "view"]
         assert [r.attrs["id"] for r in radios] == [
-            f"view-{v}" for v in ("module_flops", "macs", "dmas", "parameters", "parameter_bytes")
-        ]
-        assert len([d for d in root.find_all("div") if d.has_class("metric-panel")]) == 5
+            f"view-{v}"
+            for v in ("module_flops", "operator_flops", "macs", "dmas", "parameters", "parameter_bytes")
+        ]  # issue 15 adds the operator-FLOPs view after Module FLOPs
+        assert len([d for d in root.find_all("div") if d.has_class("metric-panel")]) == 6
         ids = [e.attrs["id"] for e in root.iter() if "id" in e.attrs]
         assert len(ids) == len(set(ids))
         for a in root.find_all("a"):

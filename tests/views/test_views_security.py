@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from view_parse import parse_html
 from view_reports import BIDI, P, benchmark_report, hostile_report
 
+from torchscan.views.embed import decode
 from torchscan.views.render import render_report
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -31,7 +32,7 @@ def test_hostile_html_never_breaks_out() -> None:
     data_text = root.by_id("torchscan-data").text()  # type: ignore[union-attr]
     for forbidden in ("<", "&", "\u2028", "\u2029"):
         assert forbidden not in data_text
-    data = json.loads(data_text)
+    data = decode(json.loads(data_text))  # the compact embedding round-trips exactly (issue 15)
     assert data["report"] == report and data["before"] == before
     assert root.find_all("title")[0].text() == P
     assert root.find_all("h1")[0].text() == P

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from torchscan.views.embed import decode
+
 VOID = {"meta", "input", "br", "link", "img", "hr", "col", "area", "base", "embed", "source", "wbr", "track"}
 SVG_SELF_CLOSING = {"rect", "line", "path", "circle", "stop"}
 
@@ -93,4 +95,4 @@ def embedded_data(document: str) -> dict:
     root = parse_html(document)
     script = root.by_id("torchscan-data")
     assert script is not None
-    return json.loads(script.text())
+    return decode(json.loads(script.text()))

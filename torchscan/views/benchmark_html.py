@@ -13,6 +13,7 @@ from typing import Any
 
 from torchscan.views.html import asset
 from torchscan.views.html_appendix import badge_measure
+from torchscan.views.strip_svg import comparison_section, latency_section
 from torchscan.views.text import esc, number, pretty_json
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -170,7 +171,7 @@ def render_benchmark(report: Mapping[str, Any], *, title: str) -> str:
         f"{esc(report['context'].get('num_threads', '?'))} · work unit "
         f"{esc(report['context'].get('work_unit', '?'))}"
         f"</p>{_totals_table(report, 'Timing and memory')}<p class=note>{esc(TIMING_NOTE)}</p>"
-        f"{_profile(report)}{_extras(report)}{_evidence(report, '')}"
+        f"{latency_section(report)}{_profile(report)}{_extras(report)}{_evidence(report, '')}"
     )
     return _page(title, body)
 
@@ -212,6 +213,7 @@ def render_benchmark_comparison(comparison: Mapping[str, Any], *, title: str) ->
         "larger interquartile range of the two runs. It is descriptive, not a significance test, and task "
         "accuracy "
         "is unmeasured; repeat with the run order swapped before reporting a small gain.</p>"
+        f"{comparison_section(comparison)}"
         "<h2>Candidate minus "
         "baseline</h2><table><thead><tr><th>Metric</th><th>Baseline</th><th>Candidate</th>"
         f"<th>Change</th></tr></thead><tbody>{rows}</tbody></table>"

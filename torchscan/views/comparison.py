@@ -31,10 +31,33 @@ GATED_CONTEXT_KEYS = (
 )
 
 
+def _without_source(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in inputs.items() if key != "source"}
+
+
+def source_note(before: Mapping[str, Any], after: Mapping[str, Any]) -> str | None:
+    """The note shown when the inputs differ only in ``source`` (generated versus provided).
+
+    ``input_shape=`` generates inputs and ``args=`` provides them; with identical shapes, dtypes,
+    devices and structure the analyses observed the same shapes, so their deltas stay comparable.
+    The values themselves were never recorded, so the note cannot say they were equal.
+    """
+    first, second = before["inputs"].get("source"), after["inputs"].get("source")
+    if first == second or _without_source(before["inputs"]) != _without_source(after["inputs"]):
+        return None
+    return (
+        f"Inputs differ only in source (before {first}, after {second}): identical shapes, dtypes and "
+        "devices, so deltas are compared; input values are not recorded and may differ."
+    )
+
+
 def gate_reasons(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """Why compute deltas of two analyses are not comparable; empty when they are."""
+    """Why compute deltas of two analyses are not comparable; empty when they are.
+
+    Inputs that differ only in ``source`` do not gate (see ``source_note``).
+    """
     reasons = []
-    if before["inputs"] != after["inputs"]:
+    if _without_source(before["inputs"]) != _without_source(after["inputs"]):
         reasons.append("input metadata differs")
     for key in GATED_CONTEXT_KEYS:
         if key not in before["context"] or key not in after["context"]:

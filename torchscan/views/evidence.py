@@ -11,7 +11,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from torchscan.views.comparison import source_note
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEW_LABELS, build_maps
+from torchscan.views.map_svg import attach_tiles
+from torchscan.views.panel_data import attach_panel_texts
 from torchscan.views.text import long_text, number, path_label
 
 COMPUTE_DIAGNOSTIC_METRICS = ("module_flops", "macs", "dmas", "flops")
@@ -180,12 +183,17 @@ def build_data(
     if diff is not None:
         for view, view_map in maps.items():
             view_map["comparison_delta"] = diff["totals"].get(view)
+    for view_map in maps.values():
+        for group in view_map["groups"]:
+            attach_tiles(group)
+        attach_panel_texts(view_map, before is not None)
     diagnostics = combined_diagnostics(report)
     return {
         "report": copy.deepcopy(dict(report)),
         "before": copy.deepcopy(dict(before)) if before is not None else None,
         "comparison": copy.deepcopy(dict(diff)) if diff is not None else None,
         "gate": list(gate),
+        "comparison_notes": [note] if before is not None and (note := source_note(before, report)) else [],
         "maps": maps,
         "diagnostics": diagnostics,
         "before_diagnostics": combined_diagnostics(before) if before is not None else [],

@@ -16,10 +16,15 @@ from typing import Any
 from torchscan.report.schema import in_float_range, metric_result
 from torchscan.views.text import delta_text, long_text, path_label
 
-VIEWS = ("module_flops", "macs", "dmas", "parameters", "parameter_bytes")
-COMPUTE_VIEWS = ("module_flops", "macs", "dmas")
+VIEWS = ("module_flops", "operator_flops", "macs", "dmas", "parameters", "parameter_bytes")
+COMPUTE_VIEWS = ("module_flops", "operator_flops", "macs", "dmas")
+# The operator view sizes each call by the operators dispatched in its own frame
+# (``metrics.operator_flops_self``, analysis.md 6.4), so a subtree subtotal equals the recorded
+# inclusive per-call count; the counter's ``by_module`` labels never enter a map.
+OPERATOR_SELF_METRIC = "operator_flops_self"
 VIEW_LABELS = {
     "module_flops": "Module FLOPs",
+    "operator_flops": "Operator FLOPs",
     "macs": "MACs",
     "dmas": "DMAs",
     "parameters": "Attributed parameters",
@@ -27,6 +32,7 @@ VIEW_LABELS = {
 }
 VIEW_UNITS = {
     "module_flops": "FLOPs",
+    "operator_flops": "FLOPs",
     "macs": "MACs",
     "dmas": "DMAs",
     "parameters": "elements",
@@ -34,6 +40,7 @@ VIEW_UNITS = {
 }
 VIEW_TOTALS = {
     "module_flops": "module_flops",
+    "operator_flops": "operator_flops",
     "macs": "macs",
     "dmas": "dmas",
     "parameters": "parameters",
@@ -81,8 +88,22 @@ def parent_of(path: str) -> str | None:
     return path.rsplit(".", 1)[0] if "." in path else ""
 
 
+def path_order(path: str) -> tuple[tuple[int, int, str], ...]:
+    """Numeric-aware sort key: siblings ``0, 1, 2, …, 10`` in number order, names by code point.
+
+    Components compare one by one, so an ancestor precedes its descendants and the sorted order is
+    a pre-order walk; an all-ASCII-digit component sorts by value before any name.
+    """
+    if path == "":
+        return ()
+    return tuple(
+        (0, int(part), part) if part.isascii() and part.isdigit() else (1, 0, part)
+        for part in path.split(".")
+    )
+
+
 def all_paths(reports: Iterable[Mapping[str, Any] | None]) -> list[str]:
-    """Every layer path and all dotted ancestors, plus the root, sorted by code point."""
+    """Every layer path and all dotted ancestors, plus the root, in numeric-aware order."""
     paths = {""}
     for report in reports:
         if report is None:
@@ -92,7 +113,7 @@ def all_paths(reports: Iterable[Mapping[str, Any] | None]) -> list[str]:
             while path is not None and path not in paths:
                 paths.add(path)
                 path = parent_of(path)
-    return sorted(paths)
+    return sorted(paths, key=path_order)
 
 
 def call_value(layer: Mapping[str, Any], view: str) -> tuple[Result | None, dict[str, Any] | None]:
@@ -105,6 +126,8 @@ def call_value(layer: Mapping[str, Any], view: str) -> tuple[Result | None, dict
         return result(
             "complete", layer["parameters"]["bytes"], "bytes", PARAMETER_SCOPE, PARAMETER_METHOD
         ), None
+    if view == "operator_flops":
+        return layer["metrics"].get(OPERATOR_SELF_METRIC), None
     owner = layer.get("metric_owners", {}).get(view)
     if owner is not None:
         return None, owner
@@ -391,14 +414,19 @@ def _layout(hierarchy: Hierarchy, nodes: dict[str, dict[str, Any]]) -> None:
         node = nodes[path]
         start = starts[path]
         node["_scale"] = scale
-        node["x"] = start / total
-        node["width"] = node["_span"] / total
+        # Twelve significant digits: far finer than a pixel, and 40 % shorter in the embedded data.
+        node["x"] = _short(start / total)
+        node["width"] = _short(node["_span"] / total)
         node["direct_x"] = node["x"]
-        node["direct_width"] = node["_weight"] / total
+        node["direct_width"] = _short(node["_weight"] / total)
         cursor = start + node["_weight"]
         for child in hierarchy.children[path]:
             starts[child] = cursor
             cursor += nodes[child]["_span"]
+
+
+def _short(fraction: float) -> float:
+    return float(f"{fraction:.12g}")
 
 
 def default_selection(groups: Sequence[Mapping[str, Any]]) -> str:

@@ -1,6 +1,6 @@
 """The offline HTML module cost explorer for one AnalysisReport, optionally against a baseline.
 
-One self-contained document (render.md 3): summary cards, five metric views switched by radio
+One self-contained document (render.md 3): summary cards, six metric views switched by radio
 buttons (CSS only, so they work without script), an icicle map per metric group, a rail of cards
 for what the map cannot size, rankings of complete calls only, an inspector, and a closed appendix
 with every exact piece of evidence. The one script enhances keyboard navigation and selection; it
@@ -16,20 +16,39 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from torchscan.views.embed import encode
 from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
-from torchscan.views.html_appendix import appendix, badge_measure
+from torchscan.views.html_appendix import appendix, badge_measure, diagnostic_groups_section
 from torchscan.views.map_svg import draw_map
+from torchscan.views.panel_data import RAIL_WORDS, change_words
 from torchscan.views.roofline_svg import roofline_section
-from torchscan.views.text import compact_text, delta_text, esc, long_text, number, path_label, script_json
+from torchscan.views.text import esc, path_label, script_json
 
 EMPTY_RANKING = "<tr><td colspan=4>No complete calls in this group.</td></tr>"
+# The rail list starts open only when short; a transformer's 150 unsizable modules stay one line.
+RAIL_OPEN_LIMIT = 12
+# Above this many layer calls, panels other than the initial view are drawn by the page's script
+# when first selected (from the embedded data), which keeps a BERT-base page under 1.5 MB.
+LAZY_LAYER_LIMIT = 100
+TOP_COLUMNS = (("rank", "Rank"), ("order", "Module call"), ("type", "Type"), ("value", "Value"))
+TOP_SORTED = ' aria-sort="ascending"'
+LAZY_NOTE = (
+    "This view is drawn by the page's script when selected, to keep large reports small. Without "
+    "script, the appendix below holds every value: the module hierarchy and each call's exact evidence."
+)
 
 
 @cache
 def asset(name: str) -> str:
     """Text of a packaged CSS/JS asset."""
     return resources.files("torchscan.views").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+@cache
+def explorer_script() -> str:
+    """The page's one script: both constant assets in one strict function (their shared scope)."""
+    return '(function () {\n"use strict";\n' + asset("explorer.js") + asset("explorer-draw.js") + "})();\n"
 
 
 def content_security_policy(script: str) -> str:
@@ -41,10 +60,17 @@ def content_security_policy(script: str) -> str:
     )
 
 
-def _card(title: str, value: Mapping[str, Any] | None, note: str) -> str:
+def _card(title: str, value: Mapping[str, Any] | None, note: str, change: Mapping[str, Any] | None) -> str:
     method = esc(value["method"]) if value else "not recorded"
+    comparison = ""
+    if change is not None:
+        comparison = (
+            f'<p class="card-change">Before {badge_measure(change.get("before"))} → After '
+            f"{badge_measure(change.get('after'))} → Δ {esc(change_words(change))}</p>"
+        )
     return (
         f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge_measure(value)}</p>'
+        f"{comparison}"
         f'<p class="card-method">Method: {method}</p><p class="card-note">{esc(note)}</p></div>'
     )
 
@@ -68,7 +94,6 @@ def _context_line(report: Mapping[str, Any]) -> str:
 def _rail(group: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> str:
     if not group["rails"]:
         return ""
-    words = {"unknown": "not complete", "small": "too small to draw", "zero": "complete zero"}
     cards = []
     for card in group["rails"]:
         node = nodes[card["node"]]
@@ -76,54 +101,45 @@ def _rail(group: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> s
         cards.append(
             f'<a class="rail-card {kinds}" data-node-id="{node["id"]}" data-group-id="{group["id"]}" '
             f'href="#module-{node["id"]}"><span class="rail-path">{esc(path_label(node["path"]))}</span>'
-            f'<span class="rail-kind">{esc(words[card["kind"]])}</span>'
-            f'<span class="rail-value">{esc(compact_text(node["direct"] or node["subtotal"]))}</span>'
-            f'<span class="rail-note">{esc(_rail_note(node))} · deliberately unscaled, not sized by '
+            f'<span class="rail-kind">{esc(RAIL_WORDS[card["kind"]])}</span>'
+            f'<span class="rail-value">{esc(card["text"])}</span>'
+            f'<span class="rail-note">{esc(card["note"])} · deliberately unscaled, not sized by '
             "cost</span></a>"
         )
+    counts = {kind: sum(card["kind"] == kind for card in group["rails"]) for kind in RAIL_WORDS}
+    kinds = ", ".join(f"{n} {RAIL_WORDS[kind]}" for kind, n in counts.items() if n)
+    opened = " open" if len(cards) <= RAIL_OPEN_LIMIT else ""
     return (
-        f'<div class="rail-group" data-group-id="{group["id"]}"><h4>{esc(group["label"])}: '
-        f"{len(cards)} module{'s' if len(cards) != 1 else ''} the map cannot size</h4>"
-        f'<div class="rail-cards">{"".join(cards)}</div></div>'
+        f'<div class="rail-group" data-group-id="{group["id"]}"><details class="rail-list"{opened}>'
+        f"<summary>{esc(group['label'])}: {len(cards)} module{'s' if len(cards) != 1 else ''} the map "
+        f"cannot size ({kinds})</summary>"
+        f'<div class="rail-cards">{"".join(cards)}</div></details></div>'
     )
 
 
-def _rail_note(node: Mapping[str, Any]) -> str:
-    if node["direct"] is not None and node["direct"]["status"] == "partial":
-        return f"at least {number(node['direct']['known_value'])}, full value unknown"
-    if node["direct"] is not None and node["direct"]["status"] == "unavailable":
-        return "unknown"
-    return long_text(node["direct"] or node["subtotal"])
-
-
 def _ranking(group: Mapping[str, Any], view: str, total: Mapping[str, Any] | None) -> str:
-    complete, unranked = [], []
-    for node in group["nodes"]:
-        for call in node["calls"]:
-            if not call["in_group"]:
-                continue
-            if call["result"]["status"] == "complete":
-                complete.append((-call["result"]["value"], node["path"], call["call_index"], call, node))
-            else:
-                unranked.append((node, call))
-    complete.sort(key=lambda item: item[:3])
-    largest = -complete[0][0] if complete else 0
+    calls = {call["index"]: call for node in group["nodes"] for call in node["calls"] if call["in_group"]}
+    unranked = [
+        call
+        for node in group["nodes"]
+        for call in node["calls"]
+        if call["in_group"] and call["result"]["status"] != "complete"
+    ]
     rows = []
-    for rank, (_, _, _, call, _node) in enumerate(complete[:10], start=1):
-        value = call["result"]["value"]
-        fraction = value / largest if largest else 0
+    for rank, row in enumerate(group["ranking"], start=1):
+        call = calls[row["index"]]
         shared = ""
         if view not in COMPUTE_VIEWS and call["shared"]:
             shared = "<br><small>shared tensors are accounted to an earlier call</small>"
         rows.append(
             f'<tr><td>{rank}</td><td><a href="#call-{call["index"]}">{esc(call["label"])}</a>{shared}</td>'
-            f'<td>{badge_measure(call["result"])} <progress max="1" value="{fraction:.6f}">'
-            f"{fraction:.0%} of the largest complete "
+            f'<td>{badge_measure(call["result"])} <progress max="1" value="{row["fraction"]}">'
+            f"{row['percent']} of the largest complete "
             f"call</progress></td><td>{esc(call['result']['method'])}</td></tr>"
         )
     missing = "".join(
         f'<li><a href="#call-{call["index"]}">{esc(call["label"])}</a>: {esc(call["display"])}</li>'
-        for node, call in unranked
+        for call in unranked
     )
     table = (
         f"<table><caption>Top complete calls in {esc(group['label'])} (ranks restart in each method group; "
@@ -135,6 +151,29 @@ def _ranking(group: Mapping[str, Any], view: str, total: Mapping[str, Any] | Non
         f'<div class="ranking-group"><p>Authoritative model total: {badge_measure(total)}</p>{table}'
         f"<details><summary>Unranked incomplete or absent measurements ({len(unranked)})</summary>"
         f"<ul>{missing}</ul></details></div>"
+    )
+
+
+def top_table(group: Mapping[str, Any]) -> str:
+    """Sortable top-N table of a group's complete calls, with each call's share of the model total."""
+    if not group["top"]:
+        return ""
+    body = "".join(
+        f'<tr data-rank="{row["rank"]}" data-order="{row["order"]}" data-type="{esc(row["type"])}">'
+        f'<td>{row["rank"]}</td><td><a href="#call-{row["index"]}">{esc(row["call"])}</a></td>'
+        f"<td>{esc(row['type'])}</td><td>{esc(row['text'])}</td><td>{esc(row['share'])}</td></tr>"
+        for row in group["top"]
+    )
+    headers = "".join(
+        f'<th{TOP_SORTED if key == "rank" else ""}><button type="button" data-sort="{key}" disabled>'
+        f"{label}</button></th>"
+        for key, label in TOP_COLUMNS
+    )
+    return (
+        f'<table class="top-layers" data-group-id="{group["id"]}"><caption>Top {len(group["top"])} of '
+        f"{group['complete_calls']} complete calls in {esc(group['label'])} by own value, with the share "
+        "of the authoritative model total (sortable; incomplete calls are listed under Rankings)</caption>"
+        f"<thead><tr>{headers}<th>% of model total</th></tr></thead><tbody>{body}</tbody></table>"
     )
 
 
@@ -212,33 +251,32 @@ def inspector(data: Mapping[str, Any], view: str, group: Mapping[str, Any], node
     return "".join(parts)
 
 
-def _panel(data: Mapping[str, Any], view: str) -> str:
+def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
     view_map = data["maps"][view]
     initial = view_map["initial_node"]
-    maps, rails, rankings = [], [], []
+    if lazy:
+        return (
+            f'<div class="metric-panel" data-view="{view}" data-initial-node="{initial}" data-lazy="true">'
+            f'<p class="note lazy-note">{esc(LAZY_NOTE)}</p></div>'
+        )
+    maps, rails, rankings, tops = [], [], [], []
     for group in view_map["groups"]:
         nodes = {node["id"]: node for node in group["nodes"]}
-        scale = (
-            " Structure scale: widths show shape only, not cost (nothing known to size)."
-            if group["scale"] == "structure"
-            else ""
-        )
         maps.append(
             f'<section class="map-group" aria-labelledby="title-{group["id"]}"><h4 id="title-{group["id"]}">'
-            f"{esc(group['label'])} · known total "
-            f"{esc(long_text(group['nodes'][0]['subtotal']))}{esc(scale)}</h4>"
+            f"{esc(group['heading'])}</h4>"
             f'<div class="map-scroll">{draw_map(group, interactive=True, selected=group["default"])}'
             "</div></section>"
         )
         rails.append(_rail(group, nodes))
         rankings.append(_ranking(group, view, view_map["total"]))
+        tops.append(top_table(group))
     first = view_map["groups"][0]
     selected = next((n for n in first["nodes"] if n["id"] == initial), first["nodes"][0])
     rail_html = "".join(rails) or "<p>Every module with a value is drawn at its size.</p>"
     delta = ""
     if data["before"] is not None and view_map["comparison_delta"] is not None:
-        entry = view_map["comparison_delta"]
-        delta = f" · change {esc(entry.get('withheld') or _delta_words(entry))}"
+        delta = f" · change {esc(view_map['change_text'])}"
     return (
         f'<div class="metric-panel" data-view="{view}" data-initial-node="{initial}">'
         f'<div class="map-column"><h3 class="panel-title">{esc(view_map["label"])} by module</h3>'
@@ -257,19 +295,13 @@ def _panel(data: Mapping[str, Any], view: str) -> str:
         '<div class="rail" aria-label="Modules the map cannot size"><h4>Rail: unknown, tiny and zero '
         "modules</h4>"
         f"{rail_html}</div>"
+        f'<section class="top" aria-label="Largest calls">{"".join(tops)}</section>'
         '<details class="ranking"><summary>Rankings of complete '
         f"calls</summary>{''.join(rankings)}</details></div>"
         '<aside data-inspector="" aria-live="polite" '
         f'aria-label="Inspector">{inspector(data, view, first, selected)}'
         "</aside></div>"
     )
-
-
-def _delta_words(entry: Mapping[str, Any]) -> str:
-    if entry.get("delta") is None:
-        return f"{entry['status']} · delta unknown (requires two complete measurements)"
-    unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
-    return delta_text(entry["delta"], unit)
 
 
 def render_explorer(
@@ -283,7 +315,8 @@ def render_explorer(
 ) -> str:
     """The whole explorer document for validated reports (render.md 3)."""
     data = build_data(report, before, diff, gate)
-    script = asset("explorer.js")
+    script = explorer_script()
+    lazy = len(report["layers"]) + len((before or {"layers": []})["layers"]) > LAZY_LAYER_LIMIT
     totals = report["totals"]
     radios = "".join(
         f'<input type="radio" name="view" id="view-{view}" '
@@ -291,17 +324,32 @@ def render_explorer(
         f'<label for="view-{view}">{esc(data["maps"][view]["label"])}</label>'
         for view in VIEWS
     )
-    panels = "".join(_panel(data, view) for view in VIEWS)
+    panels = "".join(_panel(data, view, lazy and view != metric) for view in VIEWS)
+    changes = diff["totals"] if diff is not None else {}
     cards = (
-        _card("Module-formula FLOPs", totals.get("module_flops"), "Sum of per-module formulas.")
-        + _card("Unique parameters", totals.get("parameters"), "Every registered tensor counted once.")
+        _card(
+            "Module-formula FLOPs",
+            totals.get("module_flops"),
+            "Sum of per-module formulas.",
+            changes.get("module_flops"),
+        )
+        + _card(
+            "Unique parameters",
+            totals.get("parameters"),
+            "Every registered tensor counted once.",
+            changes.get("parameters"),
+        )
         + _card(
             "Operator-dispatch FLOPs",
             totals.get("operator_flops"),
             "Counted from dispatched operators: a separate method, never added to module FLOPs.",
+            changes.get("operator_flops"),
         )
     )
     model_type = report["context"].get("model_type", "unknown model type")
+    notes = "".join(f'<p class="comparison-note">{esc(note)}</p>' for note in data["comparison_notes"])
+    node_ids = {node["path"]: node["id"] for node in data["maps"]["parameters"]["groups"][0]["nodes"]}
+    notes += diagnostic_groups_section(report, node_ids)
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -312,10 +360,11 @@ def render_explorer(
         f'<main id="main"><header><h1>{esc(title)}</h1><p class="model">Model: {esc(model_type)}</p></header>'
         f"{_context_line(report)}"
         f'<section class="cards" aria-label="Model totals">{cards}</section>'
+        f"{notes}"
         '<fieldset class="views"><legend>Metric view</legend>'
         f"{radios}{panels}</fieldset>"
         f"{roofline_section(report)}"  # only with context.hardware (training-and-hardware.md 3)
         f"{appendix(data, report, before)}"
-        f'<script id="torchscan-data" type="application/json">{script_json(data)}</script></main>'
+        f'<script id="torchscan-data" type="application/json">{script_json(encode(data))}</script></main>'
         f"<script>{script}</script></body></html>\n"
     )

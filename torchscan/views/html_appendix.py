@@ -7,10 +7,12 @@ and the inputs and contexts.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from torchscan.report.schema import COMPUTE_FIELDS, FIELD_UNITS, metric_result
+from torchscan.views.diagnostic_groups import escape_control, group_diagnostics
 from torchscan.views.text import delta_text, esc, long_parts, long_text, number, path_label, pretty_json
 
 
@@ -77,6 +79,35 @@ def _tree(data: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _flat(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(
+            not isinstance(v, (dict, list)) or (isinstance(v, list) and _flat(v)) for v in value.values()
+        )
+    if isinstance(value, list):
+        return all(not isinstance(v, (dict, list)) for v in value)
+    return True
+
+
+def evidence_json(value: Any, indent: int = 0) -> str:
+    """Indented JSON whose innermost objects (a tensor's metadata, a shape) sit on one line.
+
+    Same content and key order as ``pretty_json``; only the line breaks differ, which keeps a
+    200-call appendix readable and about a third shorter.
+    """
+    if _flat(value):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    pad = "  " * (indent + 1)
+    if isinstance(value, dict):
+        items = [
+            f"{pad}{json.dumps(k, ensure_ascii=False)}: {evidence_json(v, indent + 1)}"
+            for k, v in sorted(value.items())
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}"
+    items = [f"{pad}{evidence_json(v, indent + 1)}" for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
+
+
 def _metric_rows(layer: Mapping[str, Any], structure: bool) -> str:
     rows = []
     metrics = dict(layer["metrics"])
@@ -87,20 +118,20 @@ def _metric_rows(layer: Mapping[str, Any], structure: bool) -> str:
             metrics[name] = metric_result(
                 "unavailable", unit=FIELD_UNITS[name], scope="module_call", method=method
             )
+    # One "method · scope · unit" cell per row keeps a 200-call page's evidence tables compact.
     for name, value in sorted(metrics.items()):
         rows.append(
             f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(value)}</td>'
-            f"<td>{esc(value['method'])}</td>"
-            f"<td>{esc(value['scope'])}</td><td>{esc(value['unit'])}</td></tr>"
+            f"<td>{esc(value['method'])} · {esc(value['scope'])} · {esc(value['unit'])}</td></tr>"
         )
     for name, owner in sorted(owners.items()):
         rows.append(
-            f'<tr><th scope="row">{esc(name)}</th><td colspan="4"><span class="badge covered">covered</span> '
+            f'<tr><th scope="row">{esc(name)}</th><td colspan="2"><span class="badge covered">covered</span> '
             f"{esc(name)}: included in {esc(path_label(owner['path']))} · call #{owner['call_index']} "
             "inclusive estimate</td></tr>"
         )
     return (
-        "<table><thead><tr><th>Metric</th><th>Value</th><th>Method</th><th>Scope</th><th>Unit</th></tr></thead>"
+        "<table><thead><tr><th>Metric</th><th>Value</th><th>Method · scope · unit</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -123,7 +154,7 @@ def _calls(report: Mapping[str, Any], diagnostics: list[Mapping[str, Any]], pref
             f'<details id="{prefix}-{i}"><summary>{esc(path_label(layer["path"]))} · call '
             f"#{layer['call_index']} · "
             f"{esc(layer['type'])}</summary>{_metric_rows(layer, structure)}"
-            f"<pre>{esc(pretty_json(evidence))}</pre>"
+            f"<pre>{esc(evidence_json(evidence))}</pre>"
             f"<p>Diagnostics for this path: {links or 'none'}</p></details>"
         )
     out.append("</section>")
@@ -172,6 +203,7 @@ def _comparison(data: Mapping[str, Any], before: Mapping[str, Any]) -> str:
     diff = data["comparison"]
     gate = data["gate"]
     parts = ['<section id="comparison"><h3>Before / after comparison</h3>']
+    parts.extend(f'<p class="comparison-note">{esc(note)}</p>' for note in data["comparison_notes"])
     if gate:
         parts.append(
             "<p>Compute deltas are withheld because the two analyses are not comparable: "
@@ -291,3 +323,55 @@ def appendix(data: Mapping[str, Any], report: Mapping[str, Any], before: Mapping
         "</section></details>"
     )
     return "".join(parts)
+
+
+GROUPS_SHOWN = 5
+
+
+def _group_row(group: Mapping[str, Any], node_ids: Mapping[str, str]) -> str:
+    paths = []
+    for path in group["example_paths"]:
+        label = esc(escape_control(path_label(path)))
+        paths.append(f'<a href="#module-{node_ids[path]}">{label}</a>' if path in node_ids else label)
+    hidden = group["path_count"] - len(group["example_paths"])
+    more = f" (+{hidden} more)" if hidden else ""
+    action = f"<code>{esc(escape_control(group['action']))}</code>" if group["action"] else "—"
+    subject = esc(escape_control(group["subject"])) or "—"
+    return (
+        f"<tr><td><code>{esc(group['code'])}</code></td><td>{subject}</td>"
+        f"<td>{esc(escape_control(group['class_path'] or '')) or '—'}</td><td>{number(group['count'])}</td>"
+        f"<td>{', '.join(paths) or '—'}{more}</td><td>{action}</td></tr>"
+    )
+
+
+def diagnostic_groups_section(report: Mapping[str, Any], node_ids: Mapping[str, str]) -> str:
+    """Visible summary of the report's diagnostics, one row per (code, subject) group (issue 15).
+
+    A view of ``report["diagnostics"]`` only: the exact, complete list stays in the appendix
+    (``#diagnostics``). The first ``GROUPS_SHOWN`` groups are visible; the rest fold into details.
+    """
+    groups = group_diagnostics(report)
+    if not groups:
+        return ""
+    head = (
+        "<thead><tr><th>Code</th><th>Module type or operator</th><th>Class path</th><th>Count</th>"
+        "<th>Example paths</th><th>Action that resolves it</th></tr></thead>"
+    )
+    shown = "".join(_group_row(g, node_ids) for g in groups[:GROUPS_SHOWN])
+    rest = groups[GROUPS_SHOWN:]
+    more = ""
+    if rest:
+        count = sum(g["count"] for g in rest)
+        more = (
+            f"<details><summary>{len(rest)} more group{'s' if len(rest) != 1 else ''} ({number(count)} "
+            f"diagnostics)</summary><table>{head}<tbody>"
+            f"{''.join(_group_row(g, node_ids) for g in rest)}</tbody></table></details>"
+        )
+    total = len(report["diagnostics"])
+    return (
+        f'<section id="diagnostic-groups" class="diagnostic-groups"><h2>Diagnostics: {number(total)} in '
+        f"{len(groups)} group{'s' if len(groups) != 1 else ''}</h2><table><caption>One row per code and "
+        "module type or operator; counts are report diagnostics, not calls. Every diagnostic is listed "
+        f'exactly in the appendix (<a href="#diagnostics">all diagnostics</a>).</caption>{head}<tbody>{shown}'
+        f"</tbody></table>{more}</section>"
+    )

@@ -102,6 +102,54 @@ def _fill(group: Mapping[str, Any], node: Mapping[str, Any]) -> str:
     return NEUTRAL if is_neutral(group, node) else PALETTE[min(node["depth"], len(PALETTE) - 1)]
 
 
+def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a tile draws, precomputed once so the page's script draws lazily with identical geometry.
+
+    ``None`` when the node has no rectangle (zero width on a known-scale map: reached via the rail).
+    Texts are already fitted to the tile; bars are pixel lengths on the group's common scale.
+    """
+    if node["width"] <= 0 and group["scale"] == "known":
+        return None
+    x, y, w, h = tile_box(group, node["x"], node["width"], node["depth"])
+    pixels = float(w)
+    fill = _fill(group, node)
+    value = "structural · unscaled" if group["scale"] == "structure" else compact_text(node["subtotal"])
+    if node["covered"]:
+        value = "covered · " + value
+    drawing: dict[str, Any] = {
+        "box": [x, y, w, h],
+        "fill": fill,
+        "ink": "#ffffff" if fill in PALETTE[:3] else "#111111",
+        "hatched": group["scale"] == "known" and node["status"] == "partial",
+        "label": _fit(node_label(node), pixels),
+        "value": _fit(value, pixels),
+        "bars": None,
+        "delta": "",
+        "own": None,
+    }
+    if group["comparison"]:
+        scale = INNER / (group["layout_total"] or 1) if group["scale"] == "known" else 0.0
+        drawing["bars"] = [
+            f"{min(known * scale, pixels) if scale else 0.0:.3f}"
+            for known in (node["before_known"], node["known"])
+        ]
+        delta = (
+            f"Δ {node['delta_display'].removeprefix('complete · ')} · complete"
+            if node["delta"] is not None
+            else "delta unknown"
+        )
+        drawing["delta"] = _fit(delta, pixels)
+    if node["children"] and node["direct_width"] > 0:
+        drawing["own"] = list(tile_box(group, node["direct_x"], node["direct_width"], node["depth"] + 1))
+    return drawing
+
+
+def attach_tiles(group: dict[str, Any]) -> None:
+    """Store each node's ``tile`` drawing (render.md 3.9 node key ``tile``)."""
+    for node in group["nodes"]:
+        node["tile"] = tile_drawing(group, node)
+
+
 def draw_map(
     group: Mapping[str, Any],
     *,
@@ -112,7 +160,8 @@ def draw_map(
     """One ``<svg class="module-map">`` for a group: tiles, own slots, hatched partial overlays.
 
     ``interactive`` tiles carry the explorer's data attributes and link to the hierarchy; static
-    tiles (SVG snapshot) get ``static-`` ids and a ``<title>`` with the call evidence.
+    tiles (SVG snapshot) get ``static-`` ids and a ``<title>`` with the call evidence. The page's
+    script draws the same markup from ``node["tile"]`` (explorer.js ``drawMap``); keep them in step.
     """
     gid = group["id"]
     hatch = f"hatch-{gid}"
@@ -128,9 +177,10 @@ def draw_map(
         "</pattern></defs>",
     ]
     for node in group["nodes"]:
-        if node["width"] <= 0 and group["scale"] == "known":
+        tile = node["tile"] if "tile" in node else tile_drawing(group, node)
+        if tile is None:
             continue
-        x, y, w, h = tile_box(group, node["x"], node["width"], node["depth"])
+        x, y, w, h = tile["box"]
         nid = node["id"]
         description = describe(group, node)
         neutral_tile = "true" if is_neutral(group, node) else "false"
@@ -142,7 +192,7 @@ def draw_map(
                 f'data-parent="{node["parent"] or ""}" '
                 f'data-depth="{node["depth"]}" data-neutral="{neutral_tile}" tabindex="0" id="{gid}-{nid}" '
                 f'href="#module-{nid}" aria-label="{esc(description)}"{current}{expanded}>'
-                f"<title>{esc(description)}</title>"
+                f"<title>{esc(short_title(node))}</title>"
             )
         else:
             evidence = (titles or {}).get(nid, "")
@@ -151,53 +201,40 @@ def draw_map(
                 f'data-neutral="{neutral_tile}" '
                 f'aria-label="{esc(description)}"{current}><title>{esc(description + evidence)}</title>'
             )
-        fill = _fill(group, node)
+        fill = tile["fill"]
         out.append(
             f'<rect data-tile="" x="{x}" y="{y}" width="{w}" height="{h}" fill="{fill}" class="tile"/>'
         )
-        if group["scale"] == "known" and node["status"] == "partial":
+        if tile["hatched"]:
             out.append(
                 f'<rect data-overlay="partial" x="{x}" y="{y}" width="{w}" height="{h}" '
                 f'fill="url(#{hatch})"/>'
             )
-        pixels = float(w)
         left = float(x) + 4
-        dark = fill in PALETTE[:3]
-        colour = "#ffffff" if dark else "#111111"
-        label = _fit(node_label(node), pixels)
-        if label:
-            out.append(f'<text x="{left:.3f}" y="{float(y) + 16:.3f}" fill="{colour}">{esc(label)}</text>')
-        value = "structural · unscaled" if group["scale"] == "structure" else compact_text(node["subtotal"])
-        if node["covered"]:
-            value = "covered · " + value
-        value = _fit(value, pixels)
-        if value:
+        colour = tile["ink"]
+        if tile["label"]:
             out.append(
-                f'<text x="{left:.3f}" y="{float(y) + 32:.3f}" fill="{colour}" class="v">{esc(value)}</text>'
+                f'<text x="{left:.3f}" y="{float(y) + 16:.3f}" fill="{colour}">{esc(tile["label"])}</text>'
             )
-        if group["comparison"]:
-            scale = INNER / (group["layout_total"] or 1) if group["scale"] == "known" else 0.0
-            for index, (bar, known) in enumerate(
-                (("before", node["before_known"]), ("after", node["known"]))
-            ):
-                length = min(known * scale, pixels) if scale else 0.0
+        if tile["value"]:
+            out.append(
+                f'<text x="{left:.3f}" y="{float(y) + 32:.3f}" fill="{colour}" class="v">'
+                f"{esc(tile['value'])}</text>"
+            )
+        if tile["bars"] is not None:
+            for index, (bar, length) in enumerate(zip(("before", "after"), tile["bars"], strict=True)):
                 out.append(
                     f'<rect data-bar="{bar}" x="{float(x):.3f}" y="{float(y) + 38 + index * 9:.3f}" '
-                    f'width="{length:.3f}" height="{BAR_HEIGHT}" class="bar-{bar}"/>'
+                    f'width="{length}" height="{BAR_HEIGHT}" class="bar-{bar}"/>'
                 )
-            delta = (
-                f"Δ {node['delta_display'].removeprefix('complete · ')} · complete"
-                if node["delta"] is not None
-                else "delta unknown"
-            )
-            delta = _fit(delta, pixels)
-            if delta:
+            if tile["delta"]:
                 out.append(
-                    f'<text x="{left:.3f}" y="{float(y) + row - 10:.3f}" fill="{colour}">{esc(delta)}</text>'
+                    f'<text x="{left:.3f}" y="{float(y) + row - 10:.3f}" fill="{colour}">'
+                    f"{esc(tile['delta'])}</text>"
                 )
         out.append("</a>")
-        if node["children"] and node["direct_width"] > 0:
-            ox, oy, ow, oh = tile_box(group, node["direct_x"], node["direct_width"], node["depth"] + 1)
+        if tile["own"] is not None:
+            ox, oy, ow, oh = tile["own"]
             out.append(
                 f'<g data-own-node="{nid}" data-group-id="{gid}" class="own-slot"><rect x="{ox}" y="{oy}" '
                 f'width="{ow}" '
@@ -211,3 +248,8 @@ def draw_map(
             )
     out.append("</svg>")
     return "".join(out)
+
+
+def short_title(node: Mapping[str, Any]) -> str:
+    """Hover tooltip of an explorer tile: path and subtotal (the ``aria-label`` has the full text)."""
+    return f"{'(root)' if node['path'] == '' else neutral(node['path'])}: {node['display']}"

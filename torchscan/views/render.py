@@ -16,6 +16,7 @@ from torchscan.report.validate import (
     validate_benchmark_comparison,
     validate_benchmark_report,
 )
+from torchscan.views.default_view import most_complete_view
 from torchscan.views.geometry import VIEWS
 
 FORMATS = ("html", "svg")
@@ -24,7 +25,7 @@ FORMATS = ("html", "svg")
 def _check_options(format: Any, metric: Any, title: Any) -> None:
     if not isinstance(format, str) or format not in FORMATS:
         raise ValueError(f"format must be 'html' or 'svg', got {format!r:.60}")
-    if not isinstance(metric, str) or metric not in VIEWS:
+    if metric is not None and (not isinstance(metric, str) or metric not in VIEWS):
         raise ValueError(f"metric must be one of {', '.join(VIEWS)}, got {metric!r:.60}")
     if not isinstance(title, str):
         raise ValueError(f"title must be a str, got {type(title).__name__}")
@@ -37,14 +38,16 @@ def render_report(
     format: str = "html",
     before: Any = None,
     title: str = "TorchScan analysis",
-    metric: str = "module_flops",
+    metric: str | None = None,
 ) -> str:
     """Render a saved report as one self-contained document and return it as text.
 
     ``AnalysisReport`` → an interactive HTML module cost explorer (``format="html"``) or a static
     SVG snapshot of the ``metric`` view (``format="svg"``); with ``before=`` another AnalysisReport,
     both show a before/after comparison through ``compare_reports``. ``BenchmarkReport`` and
-    ``BenchmarkComparison`` → an HTML page (no SVG, no ``before=``).
+    ``BenchmarkComparison`` → an HTML page (no SVG, no ``before=``). ``metric=None`` (the
+    default) opens the most complete compute view of ``report`` in HTML (see
+    ``most_complete_view``) and the Module FLOPs view in SVG.
 
     Everything is validated first (``ValueError`` naming the location of a problem). The output
     loads nothing from outside the document, escapes every report string, and is byte-identical for
@@ -79,7 +82,11 @@ def render_report(
     if format == "svg":
         from torchscan.views.svg import render_svg
 
+        # A snapshot keeps the historical default so saved SVGs stay comparable across versions.
+        metric = metric or "module_flops"
         return render_svg(report, before, diff, gate, title=title, metric=metric)
     from torchscan.views.html import render_explorer
 
+    if metric is None:
+        metric = most_complete_view(report)
     return render_explorer(report, before, diff, gate, title=title, metric=metric)

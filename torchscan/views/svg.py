@@ -145,6 +145,8 @@ def render_svg(
         canvas.text("Before / after comparison", weight="bold")
         if gate:
             canvas.text(f"Compute deltas withheld, not comparable: {'; '.join(gate)}")
+        for note in data["comparison_notes"]:
+            canvas.text(note)
         entry = diff["totals"].get(VIEW_TOTALS[metric])
         if entry is not None:
             unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")

@@ -1,15 +1,39 @@
 /* TorchScan module cost explorer: selection, keyboard navigation, collapse and zoom.
- * Constant file: the page's Content-Security-Policy allows exactly this script by its SHA-256.
+ * Constant file: html.py wraps it and explorer-draw.js in one strict function, and the page's
+ * Content-Security-Policy allows exactly that script by its SHA-256.
  * Report text reaches the DOM only as text nodes (no innerHTML, eval or inline handlers). */
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("torchscan-data").textContent);
+  var SVG = "http://www.w3.org/2000/svg";
+  // The data object is embedded in the compact torchscan-embed-1 form (torchscan/views/embed.py).
+  function decode(packed) {
+    var keys = packed.keys;
+    var table = [];
+    function visit(value) {
+      if (typeof value === "string") { table.push(value); return value; }
+      if (!Array.isArray(value)) { return value; }
+      var out;
+      if (value[0] === -2) { return table[value[1]]; }
+      if (value[0] === -1) {
+        out = [];
+        for (var i = 1; i < value.length; i += 1) { out.push(visit(value[i])); }
+      } else {
+        var names = keys[value[0]];
+        out = {};
+        for (var j = 1; j < value.length; j += 1) { out[names[j - 1]] = visit(value[j]); }
+      }
+      table.push(out);
+      return out;
+    }
+    return visit(packed.value);
+  }
+  var data = decode(JSON.parse(document.getElementById("torchscan-data").textContent));
   var BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
   var state = {};
   var originals = new Map();
   var collapsed = new Map();
   var index = {};
   var lastPath = "";
+  var currentBuild = null;
+  var RAIL_WORDS = { unknown: "not complete", small: "too small to draw", zero: "complete zero" };
 
   function neutral(text) {
     return String(text).replace(BIDI, function (c) {
@@ -18,13 +42,24 @@
   }
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (key) { node.setAttribute(key, attrs[key]); });
+    Object.keys(attrs || {}).forEach(function (key) { node.setAttribute(key, neutral(attrs[key])); });
     (children || []).forEach(function (child) {
       node.appendChild(typeof child === "string" ? document.createTextNode(neutral(child)) : child);
     });
     return node;
   }
-  function pathLabel(path) { return path === "" ? "(root)" : path; }
+  function svgEl(tag, attrs, text) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs || {}).forEach(function (key) { node.setAttribute(key, neutral(attrs[key])); });
+    if (text !== undefined) { node.appendChild(document.createTextNode(neutral(text))); }
+    return node;
+  }
+  function pathLabel(path) { return path === "" ? "(root)" : neutral(path); }
+  function badgeParts(parts) {
+    return el("span", {}, [el("span", { "class": "badge " + parts[0] }, [parts[0]]), " " + parts[1]]);
+  }
+
+
   function fmt(value) {
     if (Number.isInteger(value)) { return value.toLocaleString("en-US"); }
     return Number(value.toPrecision(6)).toLocaleString("en-US", { maximumSignificantDigits: 6 });
@@ -168,15 +203,16 @@
     return x >= box[0] - 0.01 && y >= box[1] - 0.01 && x + w <= box[0] + box[2] + 0.01 && y + h <= box[1] + box[3] + 0.01;
   }
   function isZoomed(svg) { return svg.getAttribute("viewBox") !== originals.get(svg).viewBox; }
-  function reveal(tile) {
+  function reveal(tile, scroll) {
     if (!inFrame(tile)) {
       var parentId = tile.getAttribute("data-parent");
       var parent = parentId ? tileOf(tile.getAttribute("data-group-id"), parentId) : null;
       setFrame(tile.ownerSVGElement, parent && isZoomed(tile.ownerSVGElement) ? frameOf(parent) : null);
       if (!inFrame(tile)) { setFrame(tile.ownerSVGElement, null); }
     }
+    // Scrolling is for keyboard and focus only: on load or a view switch the page must not move.
     var rect = tile.querySelector("rect[data-tile]");
-    if (rect.scrollIntoView) { rect.scrollIntoView({ block: "nearest", inline: "nearest" }); }
+    if (scroll !== false && rect.scrollIntoView) { rect.scrollIntoView({ block: "nearest", inline: "nearest" }); }
   }
 
   function updateToolbar(view) {
@@ -208,7 +244,7 @@
     var aside = renderInspector(view, groupId, nodeId);
     updateToolbar(view);
     if (tile && tile.hidden) { expandTo(view, groupId, nodeId); }
-    if (tile) { reveal(tile); }
+    if (tile) { reveal(tile, focus !== null); }
     if (focus === "tile" && tile) { tile.focus({ preventScroll: true }); reveal(tile); }
     if (focus === "inspector") { aside.querySelector("h3").focus(); }
   }
@@ -287,6 +323,8 @@
       return;
     }
     if (button) { runAction(panel.getAttribute("data-view"), button.getAttribute("data-action")); return; }
+    var sorter = event.target.closest("button[data-sort]");
+    if (sorter) { sortTop(sorter); return; }
     var link = event.target.closest('a[href^="#"]');
     if (link) {
       event.preventDefault();
@@ -363,13 +401,19 @@
   document.querySelectorAll("svg.module-map").forEach(function (svg) {
     originals.set(svg, { viewBox: svg.getAttribute("viewBox"), height: Number(svg.getAttribute("height")) });
   });
-  document.querySelectorAll(".metric-panel").forEach(function (panel) {
+  function activate(panel, path) {
     var view = panel.getAttribute("data-view");
-    panel.querySelectorAll("button[data-action]").forEach(function (b) { b.disabled = false; });
-    var initial = panel.getAttribute("data-initial-node");
-    var path = index[view][data.maps[view].groups[0].id].nodes[initial].path;
+    if (panel.hasAttribute("data-lazy")) { buildPanel(panel); }
+    panel.querySelectorAll("button[data-action], button[data-sort]").forEach(function (b) { b.disabled = false; });
+    if (path === undefined) {
+      var initial = panel.getAttribute("data-initial-node");
+      path = index[view][data.maps[view].groups[0].id].nodes[initial].path;
+    }
     var choice = groupFor(view, path);
     select(view, choice[0], choice[1], null);
+  }
+  document.querySelectorAll(".metric-panel").forEach(function (panel) {
+    if (!panel.hasAttribute("data-lazy")) { activate(panel); }
     panel.addEventListener("keydown", onTileKey);
     panel.addEventListener("keydown", onRailKey);
     panel.addEventListener("focusin", function (event) {
@@ -378,13 +422,14 @@
     });
   });
   document.addEventListener("click", onClick);
-  lastPath = state[currentView()].path;
+  if (state[currentView()]) { lastPath = state[currentView()].path; }
   document.querySelectorAll('input[name="view"]').forEach(function (radio) {
     radio.addEventListener("change", function () {
+      var panel = panelOf(currentView());
+      if (panel.hasAttribute("data-lazy")) { activate(panel, lastPath); return; }
       var choice = groupFor(currentView(), lastPath);
       select(currentView(), choice[0], choice[1], null);
     });
   });
   window.addEventListener("hashchange", function () { follow(location.hash.slice(1)); });
   if (location.hash.length > 1) { follow(location.hash.slice(1)); }
-})();

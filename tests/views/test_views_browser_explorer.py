@@ -1,0 +1,268 @@
+"""Real headless Chromium checks of the issue 15 views: lazy panels, order, default view, top-N sorting,
+comparison cards, no scroll on load, strip plots; every page offline with no console errors.
+
+Skipped when Chromium or websocket-client is missing (same harness as test_views_browser.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_views_explorer import OP, conv1d_report
+from test_views_strip import noisy_report
+from view_reports import (
+    P,
+    benchmark_comparison,
+    benchmark_report,
+    finish,
+    keyboard_report,
+    layer,
+    m,
+    resnet50_report,
+)
+
+from torchscan.views.embed import decode
+from torchscan.views.render import render_report
+
+pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
+from cdp_browser import Browser, chromium_binary
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        chromium_binary() is None, reason="Chromium is not installed (apt-get install chromium)"
+    ),
+]
+VIEWS = ("module_flops", "operator_flops", "macs", "dmas", "parameters", "parameter_bytes")
+# Everything a panel shows, reduced to comparable facts: text, every tile's geometry and labels.
+PANEL_FACTS = """(view => {
+  const panel = document.querySelector(`.metric-panel[data-view="${view}"]`);
+  const column = panel.querySelector('.map-column');
+  const tiles = [...panel.querySelectorAll('a[data-map-node]')].map(a => {
+    const r = a.querySelector('rect[data-tile]');
+    return [a.id, a.getAttribute('aria-label'), a.querySelector('title').textContent,
+      a.getAttribute('data-parent'),
+      a.getAttribute('data-neutral'), r.getAttribute('x'), r.getAttribute('y'), r.getAttribute('width'),
+      r.getAttribute('height'), r.getAttribute('fill'), a.querySelectorAll('rect').length,
+      [...a.querySelectorAll('text')]
+        .map(t => t.textContent + '@' + t.getAttribute('x') + ',' + t.getAttribute('y'))];
+  });
+  const own = [...panel.querySelectorAll('g[data-own-node]')].map(g => g.outerHTML.length);
+  const rails = [...panel.querySelectorAll('.rail-card')].map(c => [c.className, c.textContent]);
+  return {text: column.textContent.replace(/\\s+/g, ' '), tiles, own, rails,
+    inspector: panel.querySelector('aside').textContent.replace(/\\s+/g, ' '),
+    svgs: [...panel.querySelectorAll('svg.module-map')]
+      .map(s => [s.getAttribute('viewBox'), s.getAttribute('height')])};
+})"""
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    instance = Browser()
+    yield instance
+    instance.close()
+
+
+def open_page(browser: Browser, tmp_path: Path, document: str, name: str = "page.html") -> None:
+    path = tmp_path / name
+    path.write_text(document, encoding="utf-8")
+    browser.load(path)
+    assert browser.requests() == [] and browser.errors() == [], name
+
+
+def panel_facts(browser: Browser) -> dict[str, Any]:
+    facts = {}
+    for view in VIEWS:
+        browser.click(f"label[for='view-{view}']")
+        facts[view] = browser.eval(f"{PANEL_FACTS}({json.dumps(view)})")
+    return facts
+
+
+@pytest.mark.parametrize("case", ["keyboard", "comparison", "hostile", "diagnostics"])
+def test_lazy_panels_match_static_ones(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    report, before, title = keyboard_report(), None, "T"
+    if case == "comparison":
+        before = keyboard_report()
+        report["layers"][2]["metrics"]["module_flops"]["value"] += 12
+        report["layers"][2]["metrics"]["module_flops"]["known_value"] += 12
+        report["totals"]["module_flops"]["value"] += 12
+        report["totals"]["module_flops"]["known_value"] += 12
+    elif case == "hostile":
+        for x in report["layers"][1:]:
+            x["path"] = (
+                x["path"].replace("0", P.replace(".", "·"), 1) if x["path"].startswith("0") else x["path"]
+            )
+            x["type"] = P
+        report = finish(report["layers"])
+        title = P
+    elif case == "diagnostics":
+        report = conv1d_report()
+    static = render_report(report, before=before, title=title, metric="module_flops")
+    monkeypatch.setattr("torchscan.views.html.LAZY_LAYER_LIMIT", -1)
+    lazy = render_report(report, before=before, title=title, metric="module_flops")
+    assert lazy.count('data-lazy="true"') == len(VIEWS) - 1 and static.count('data-lazy="true"') == 0
+    open_page(browser, tmp_path, static, "static.html")
+    expected = panel_facts(browser)
+    open_page(browser, tmp_path, lazy, "lazy.html")
+    assert browser.eval("document.querySelectorAll('.metric-panel[data-lazy]').length") == len(VIEWS) - 1
+    actual = panel_facts(browser)
+    assert browser.errors() == [] and browser.requests() == []
+    assert browser.eval("typeof window.pwned") == "undefined"
+    for view in VIEWS:
+        assert actual[view] == expected[view], view
+    assert browser.eval("document.querySelectorAll('.metric-panel[data-lazy]').length") == 0
+
+
+def test_numeric_order_and_default_view(browser: Browser, tmp_path: Path) -> None:
+    # Twelve siblings whose module formulas are unknown but whose operator counts are complete.
+    layers = [layer("", "Sequential")] + [
+        layer(str(i), "Linear", flops=None, status="unavailable") for i in range(12)
+    ]
+    report = finish(layers)
+    for x in report["layers"]:
+        value = 0 if x["path"] == "" else 10 + int(x["path"])
+        x["metrics"]["operator_flops_self"] = m("complete", value, method=OP)
+    open_page(browser, tmp_path, render_report(report))
+    assert browser.eval("document.querySelector('input[name=view]:checked').id") == "view-operator_flops"
+    labels = browser.eval(
+        '[...document.querySelectorAll(\'.metric-panel[data-view="operator_flops"] '
+        'a[data-map-node][data-depth="1"]\')]'
+        ".map(a => a.getAttribute('aria-label').split(',')[0])"
+    )
+    assert labels == [str(i) for i in range(12)]
+    assert (
+        browser.eval(
+            "getComputedStyle(document.querySelector('.metric-panel[data-view=\"operator_flops\"]')).display"
+        )
+        == "grid"
+    )
+    assert (
+        browser.eval(
+            'document.querySelectorAll(\'.metric-panel[data-view="operator_flops"] '
+            '[aria-current="true"]\').length'
+        )
+        >= 1
+    )
+
+
+def test_top_table_sorts(browser: Browser, tmp_path: Path) -> None:
+    open_page(browser, tmp_path, render_report(keyboard_report(), metric="module_flops"))
+    table = ".metric-panel[data-view='module_flops'] table.top-layers"
+    rows = f'[...document.querySelectorAll("{table} tbody tr")].map(r => r.cells[1].textContent)'
+    first = browser.eval(rows)
+    assert browser.eval(f'document.querySelector("{table} button").disabled') is False
+    browser.click(f"{table} button[data-sort='order']")
+    by_path = browser.eval(rows)
+    assert by_path == sorted(first, key=lambda text: [int(p) for p in text.split(" ")[0].split(".")])
+    assert browser.eval(f'document.querySelector("{table} th[aria-sort]").textContent') == "Module call"
+    browser.click(f"{table} button[data-sort='order']")
+    assert browser.eval(rows) == list(reversed(by_path))
+    assert (
+        browser.eval(f"document.querySelector(\"{table} th[aria-sort]\").getAttribute('aria-sort')")
+        == "descending"
+    )
+    browser.click(f"{table} button[data-sort='rank']")
+    assert browser.eval(rows) == first
+    browser.click(f"{table} button[data-sort='value']")
+    assert browser.eval(rows) == list(reversed(first))  # ascending value: smallest first
+
+
+def test_no_scroll_on_load_and_view_switch(browser: Browser, tmp_path: Path) -> None:
+    browser.resize(1280, 700)
+    for report in (keyboard_report(), resnet50_report()):
+        open_page(browser, tmp_path, render_report(report, title="Scroll check"))
+        assert browser.eval("window.scrollY") == 0
+        assert browser.eval("document.querySelector('h1').getBoundingClientRect().top") >= 0
+        for view in VIEWS:
+            browser.click(f"label[for='view-{view}']")
+        assert browser.errors() == []
+
+
+def test_comparison_cards_and_source_note(browser: Browser, tmp_path: Path) -> None:
+    before = keyboard_report()
+    after = keyboard_report()
+    after["inputs"]["source"] = "provided"
+    open_page(browser, tmp_path, render_report(after, before=before, metric="module_flops"))
+    cards = browser.eval("[...document.querySelectorAll('.card-change')].map(p => p.textContent)")
+    assert len(cards) == 3 and all("Before" in c and "→ After" in c and "→ Δ" in c for c in cards)
+    assert "Δ complete · +0 FLOPs" in cards[0]
+    assert "Inputs differ only in source" in browser.eval(
+        "document.querySelector('.comparison-note').textContent"
+    )
+
+
+def test_strip_plots_present_and_sized(browser: Browser, tmp_path: Path) -> None:
+    pages = {
+        "single.html": (render_report(noisy_report()), 1),
+        "steady.html": (render_report(benchmark_report()), 1),
+        "comparison.html": (
+            render_report(benchmark_comparison(noisy_report(), benchmark_report(latency=0.005))),
+            2,
+        ),
+    }
+    for name, (document, runs) in pages.items():
+        open_page(browser, tmp_path, document, name)
+        box = browser.eval(
+            "(() => { const r = document.querySelector('svg.strip-plot').getBoundingClientRect(); "
+            "return [r.width, r.height]; })()"
+        )
+        assert box[0] >= 300 and box[1] >= 40, name
+        assert browser.eval("document.querySelectorAll('svg.strip-plot g.strip-row').length") == runs
+        assert browser.eval("document.querySelectorAll('svg.strip-plot circle').length") == 5 * runs
+        assert browser.eval("document.querySelectorAll('script').length") == 0
+
+
+@pytest.mark.slow
+def test_bert_base_explorer(browser: Browser, tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import torchscan
+
+    torch.manual_seed(0)
+    model = transformers.BertModel(transformers.BertConfig()).eval()
+    ids = torch.randint(0, 30000, (1, 128))
+    report = json.loads(json.dumps(torchscan.crawl_module(model, args=(ids,))))
+    document = render_report(report, title="BERT-base")
+    assert len(document.encode()) <= 1_500_000
+    data = decode(json.loads(document.split('type="application/json">', 1)[1].split("</script>", 1)[0]))
+    assert data["report"] == report  # nothing dropped: the whole report is embedded
+    open_page(browser, tmp_path, document, "bert.html")
+    assert browser.eval("window.scrollY") == 0
+    for view in VIEWS:
+        browser.click(f"label[for='view-{view}']")
+        assert (
+            browser.eval(
+                f"document.querySelectorAll('.metric-panel[data-view=\"{view}\"] a[data-map-node]').length"
+            )
+            > 100
+        )
+    order = browser.eval(
+        '[...document.querySelectorAll(\'.metric-panel[data-view="macs"] a[data-map-node][data-depth="3"]\')]'
+        ".map(a => a.getAttribute('aria-label').split(',')[0]).filter(p => p.startsWith('encoder.layer.'))"
+    )
+    assert order == [f"encoder.layer.{i}" for i in range(12)]
+    assert browser.errors() == [] and browser.requests() == []
+    if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1":
+        browser.resize(1440, 1000)
+        browser.click("label[for='view-operator_flops']")
+        browser.eval("window.scrollTo(0, 0)")
+        browser.screenshot(Path(__file__).resolve().parents[2] / "docs" / "images" / "explorer-bert.png")
+
+
+def test_strip_screenshot_for_docs(browser: Browser, tmp_path: Path) -> None:
+    """docs/images/benchmark-strip.png, refreshed only with ``TORCHSCAN_UPDATE_DOCS_IMAGE=1``."""
+    browser.resize(1200, 460)
+    comparison = benchmark_comparison(noisy_report(), benchmark_report(latency=0.005))
+    open_page(browser, tmp_path, render_report(comparison, title="Benchmark comparison"))
+    browser.eval("document.getElementById('timing-blocks').scrollIntoView()")
+    docs = Path(__file__).resolve().parents[2] / "docs" / "images" / "benchmark-strip.png"
+    target = docs if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1" else tmp_path / "strip.png"
+    browser.screenshot(target)
+    assert target.stat().st_size > 5_000

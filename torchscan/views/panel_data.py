@@ -1,0 +1,104 @@
+"""Precomputed panel texts shared by the static explorer markup and the page's lazy renderer.
+
+Every number the page shows in a map heading, rail card, ranking or top-N row is worded here once
+(Python formatting), so a panel drawn by the script on first selection reads exactly like one
+written into the document.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from torchscan.views.text import compact_text, delta_text, long_parts, long_text, number, path_label
+
+RAIL_WORDS = {"unknown": "not complete", "small": "too small to draw", "zero": "complete zero"}
+TOP_N = 15
+RANKED = 10
+
+
+def share_text(value: float, total: Mapping[str, Any] | None) -> str:
+    """``12.3%`` of a complete total; ``≤ 12.3%`` of a partial one (its known part is a lower bound)."""
+    if total is None or total["status"] == "unavailable" or not total["known_value"]:
+        return "unknown"
+    ratio = 100 * (float(value) / float(total["known_value"]))  # floats: a huge ratio is inf, not an error
+    if not math.isfinite(ratio):
+        return "beyond the float range"
+    share = f"{ratio:.1f}%"
+    return share if total["status"] == "complete" else f"≤ {share}"
+
+
+def change_words(entry: Mapping[str, Any]) -> str:
+    """A total's change after minus before: signed delta, withheld reason or why it is unknown."""
+    if entry.get("withheld"):
+        return f"unavailable · {entry['withheld']}"
+    if entry.get("delta") is None:
+        return f"{entry['status']} · delta unknown (requires two complete measurements)"
+    unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
+    return delta_text(entry["delta"], unit)
+
+
+def rail_note(node: Mapping[str, Any]) -> str:
+    """Why a rail card's module is not drawn at its size."""
+    if node["direct"] is not None and node["direct"]["status"] == "partial":
+        return f"at least {number(node['direct']['known_value'])}, full value unknown"
+    if node["direct"] is not None and node["direct"]["status"] == "unavailable":
+        return "unknown"
+    return long_text(node["direct"] or node["subtotal"])
+
+
+def _complete_calls(group: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    order = {node["id"]: k for k, node in enumerate(group["nodes"])}
+    rows = []
+    for node in group["nodes"]:
+        for call in node["calls"]:
+            if call["in_group"] and call["result"]["status"] == "complete":
+                key = (-call["result"]["value"], node["path"], call["call_index"])
+                rows.append((*key, order[node["id"]], call, node))
+    rows.sort(key=lambda item: item[:3])
+    return rows
+
+
+def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
+    """Add ``heading``, ``rails[].text/note``, ``ranking``, ``top`` to groups; totals wording to the view."""
+    total = view_map["total"]
+    view_map["total_parts"] = list(long_parts(total))
+    entry = view_map["comparison_delta"]
+    view_map["change_text"] = change_words(entry) if comparing and entry is not None else None
+    for group in view_map["groups"]:
+        nodes = {node["id"]: node for node in group["nodes"]}
+        scale = (
+            " Structure scale: widths show shape only, not cost (nothing known to size)."
+            if group["scale"] == "structure"
+            else ""
+        )
+        group["heading"] = f"{group['label']} · known total {long_text(group['nodes'][0]['subtotal'])}{scale}"
+        for card in group["rails"]:
+            node = nodes[card["node"]]
+            card["text"] = compact_text(node["direct"] or node["subtotal"])
+            card["note"] = rail_note(node)
+        rows = _complete_calls(group)
+        largest = -rows[0][0] if rows else 0
+        group["ranking"] = []
+        for _, _, _, _, call, _ in rows[:RANKED]:
+            fraction = call["result"]["value"] / largest if largest else 0
+            group["ranking"].append(
+                {"index": call["index"], "fraction": f"{fraction:.6f}", "percent": f"{fraction:.0%}"}
+            )
+        group["top"] = [
+            {
+                "index": call["index"],
+                "order": position,
+                "rank": rank,
+                "call": f"{path_label(node['path'])} · call #{call['call_index']}",
+                "type": node["type"],
+                "value": call["result"]["value"],
+                "text": compact_text(call["result"]),
+                "share": share_text(call["result"]["value"], total),
+            }
+            for rank, (_, _, _, position, call, node) in enumerate(rows[:TOP_N], start=1)
+        ]
+        group["complete_calls"] = len(rows)
+        for node in group["nodes"]:
+            node["direct_display"] = long_text(node["direct"]) if node["direct"] is not None else None
