@@ -33,6 +33,7 @@ from torchscan.formulas.operator_common import (
     floating_result,
     involves_floating,
     reduction_dtype,
+    rounded_division,
     tensor_operands,
     true_division,
 )
@@ -86,6 +87,9 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "tril", "tril_", "triu", "triu_", "flip", "roll", "repeat", "repeat_interleave",
         "masked_select", "nonzero", "diagonal", "diag_embed", "unfold", "slice_scatter",
         "select_scatter", "diagonal_scatter",
+        # selection by order (Mixtral's router and expert grouping): the comparisons a sort makes
+        # depend on the algorithm and on the values, so no shape formula describes them
+        "sort", "argsort", "msort", "topk",
     ),
     RANDOM_REASON: (
         "bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "exponential_", "random_", "rand",
@@ -225,6 +229,7 @@ for _cost, _names in _INPUT_COSTS.items():
 # comparisons produce booleans: their floating inputs decide (B.8 keeps their rows)
 _register("eq", "ne", "ge", "gt", "le", "lt", rule=involves_floating)(_per_output(1))
 _register("div", rule=true_division)(_per_output(1))
+_register("floor_divide", rule=rounded_division)(_per_output(1))  # integer: 0; floating: B.7.3
 _register("masked_fill", rule=filled_tensor)(_per_output(1))
 
 
@@ -347,6 +352,12 @@ def _arg_extremum(args: tuple, kwargs: dict, out: object) -> int:
     """``max(in − out, 0)`` comparisons, as the ``max``/``min`` reduction; the integer result does not
     make floating comparisons free (the input rule decides)."""
     return max(elements(args[0]) - elements(out), 0)
+
+
+@_register("histc")
+def _histc(args: tuple, kwargs: dict, out: object) -> int:
+    """``in``: one bin-count increment per input element (the bin-index arithmetic is not counted)."""
+    return elements(args[0])
 
 
 @_register("cumsum")
