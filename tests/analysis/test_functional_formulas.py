@@ -267,3 +267,19 @@ def test_subclass_keeping_the_native_forward_keeps_its_module_formula():
     row = _compute_row(crawl_module(_PlainLinear(3, 2), args=(x,), strict=True))
     assert {n: r["value"] for n, r in row.items()} == {"module_flops": 12, "macs": 6, "dmas": 13}  # C4
     assert row == _compute_row(crawl_module(nn.Linear(3, 2), args=(x,)))
+
+
+@settings(max_examples=15, deadline=None)
+@given(channels=st.integers(1, 5), height=st.integers(1, 3), width=st.integers(1, 3), rows=st.integers(1, 3))
+def test_library_subclasses_agree_with_their_native_bases(channels, height, width, rows):
+    # Property: a subclass's own forward estimated from its operators gives the base module's numbers
+    # on the tensors the base actually sees (all three metrics for LayerNorm2d; FLOPs and MACs for
+    # the written-out Linear, whose separate bias add has its own DMAs).
+    x = torch.randn(rows, channels, height, width)
+    assert _compute_row(crawl_module(_LayerNorm2d(channels), args=(x,))) == _compute_row(
+        crawl_module(nn.LayerNorm(channels), args=(x.permute(0, 2, 3, 1),))
+    )
+    flat = torch.randn(rows, channels)
+    written = _compute_row(crawl_module(_FalconLinear(channels, 3), args=(flat,)))
+    native = _compute_row(crawl_module(nn.Linear(channels, 3), args=(flat,)))
+    assert [written[n] for n in ("module_flops", "macs")] == [native[n] for n in ("module_flops", "macs")]

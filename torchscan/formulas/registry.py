@@ -111,7 +111,7 @@ def may_refuse(module_type: type) -> bool:
     ``FalconLinear(nn.Linear)``, OPT's learned positional ``Embedding``) runs a forward the family may
     refuse (``NotRecognised``, the exact-native rule of A.3). The recorder keeps such a call's
     operators so that, when the formula refuses, the call is estimated from them instead of being left
-    unknown. A formula that accepts the call still wins (its operators are then dropped). PyTorch's own
+    unknown. A formula that accepts the call still wins (its operators then go unused). PyTorch's own
     subclasses (``BatchNorm2d`` of ``_BatchNorm``) keep the family's forward and are not watched. An
     instance whose ``forward`` was replaced is not watched either: formulas.md C9 keeps it incomplete
     (the object claims a native type it no longer behaves as).
