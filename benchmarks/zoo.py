@@ -37,6 +37,7 @@ import zoo_models
 import torchscan
 
 COMPUTE = ("module_flops", "macs", "dmas")
+SPATIAL = ("receptive_field", "effective_stride", "effective_padding")
 # Published conv + linear MACs (torchvision's model documentation, "GFLOPS" column: multiply-adds).
 PUBLISHED_MACS = {"resnet50": 4.09e9, "mobilenet_v3_large": 0.217e9, "vit_b_16": 17.6e9}
 STRICT_MODELS = ("resnet50", "bert-base")
@@ -56,14 +57,23 @@ def _figure(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def missing_names(diagnostics: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Operators and module types a report names as not estimated, from its diagnostics' fields."""
+    """Operators and module types a report names as not estimated, from its diagnostics' fields.
+
+    A diagnostic about a receptive-field metric only (a leaf estimated from its operators has unknown
+    geometry, real-models.md 1) leaves FLOPs/MACs/DMAs complete: it is listed apart, under
+    ``geometry_unknown``, so that "still unestimated" names only gaps in the compute metrics.
+    """
     operators: set[str] = set()
     modules: set[str] = set()
     functional: set[str] = set()
     errors: set[str] = set()
+    geometry: set[str] = set()
     for entry in diagnostics:
         code = entry["code"]
-        if code in ("uncounted_operator", "unsupported_operator_formula", "incomplete_operator_formula"):
+        if entry.get("metric") in SPATIAL and code in ("unsupported_module_metric", "module_metric_error"):
+            found = _UNSUPPORTED.search(entry["message"])
+            geometry.add(found.group(1) if found else entry.get("path", "?"))
+        elif code in ("uncounted_operator", "unsupported_operator_formula", "incomplete_operator_formula"):
             operators.add(entry.get("operator", "?"))
         elif code == "unestimated_functional_work":
             functional.update(_OPERATOR_LISTING.findall(entry["message"]))
@@ -78,6 +88,7 @@ def missing_names(diagnostics: list[dict[str, Any]]) -> dict[str, list[str]]:
         "unsupported_modules": sorted(modules),
         "unestimated_functional_operators": sorted(functional),
         "module_metric_errors": sorted(errors),
+        "geometry_unknown": sorted(geometry),
     }
 
 
@@ -180,7 +191,7 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
         for entry in entries
         if "error" not in entry
         and any(entry[name]["status"] != "complete" for name in ("macs", "operator_flops_no_grad"))
-        and not any(entry.get("missing", {}).values())
+        and not any(v for k, v in entry.get("missing", {}).items() if k != "geometry_unknown")
     ]
     outliers = [
         (entry["name"], round(entry["ratio"], 3))
@@ -239,6 +250,11 @@ def _missing_cell(entry: dict[str, Any]) -> str:
     return ", ".join(parts) or "—"
 
 
+def _geometry_cell(entry: dict[str, Any]) -> str:
+    names = entry.get("missing", {}).get("geometry_unknown", [])
+    return ", ".join(f"`{name}`" for name in names) or "—"
+
+
 def markdown(entries: list[dict[str, Any]], facts: dict[str, Any], header: list[str]) -> str:
     """The zoo's Markdown: header, targets, one row per model (a pure function of the figures)."""
     lines = [*header, "", "#### Targets", ""]
@@ -270,13 +286,13 @@ def markdown(entries: list[dict[str, Any]], facts: dict[str, Any], header: list[
         "#### Per model",
         "",
         "| model | params | module FLOPs | MACs | DMAs | operator FLOPs (no_grad) | same under "
-        "inference_mode | module ÷ operator | still unestimated | s |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | --- | ---: |",
+        "inference_mode | module ÷ operator | still unestimated | receptive field unknown | s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | --- | --- | ---: |",
     ]
     for entry in entries:
         if "error" in entry:
             lines.append(
-                f"| {entry['name']} | failed: {entry['error'][:120]} |  |  |  |  |  |  |  | "
+                f"| {entry['name']} | failed: {entry['error'][:120]} |  |  |  |  |  |  |  |  | "
                 f"{entry['seconds']} |"
             )
             continue
@@ -287,7 +303,7 @@ def markdown(entries: list[dict[str, Any]], facts: dict[str, Any], header: list[
             f"| {entry['name']} | {entry['parameters']:,} | {_cell(entry['module_flops'])} | "
             f"{_cell(entry['macs'])} | {_cell(entry['dmas'])} | {_cell(entry['operator_flops_no_grad'])} | "
             f"{'yes' if entry['operator_flops_identical'] else 'NO'} | {ratio} | {_missing_cell(entry)} | "
-            f"{entry['seconds']} |"
+            f"{_geometry_cell(entry)} | {entry['seconds']} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -1,8 +1,9 @@
 """The model zoo (``benchmarks/zoo.py``): its pure helpers, a small subset of real models, a CLI smoke.
 
-The subset asserts properties that hold on the code as it is (completeness is still landing model by
-model): every figure the zoo reports is present, every incomplete metric comes with the names of what
-is missing, and the operator FLOPs of the plain convolutional model are complete under no_grad.
+The subset asserts that every figure the zoo reports is present, that every incomplete metric comes
+with the names of what is missing, and that the subset's models (BERT, GPT-2, Llama, T5, OPT, Falcon,
+Mixtral, ResNet-18) are complete in module FLOPs/MACs/DMAs and in operator FLOPs, identical under
+inference_mode.
 """
 
 from __future__ import annotations
@@ -71,12 +72,25 @@ def test_missing_names_reads_every_code() -> None:
         {"code": "unsupported_module_metric", "message": "Module type not supported: GELUActivation"},
         {"code": "something_else", "message": "Module type not supported: Ignored"},
         {"code": "module_metric_error", "message": "NotImplementedError: boom", "path": "decoder.pos"},
+        # geometry only (the leaf's compute metrics were estimated from its operators)
+        {
+            "code": "unsupported_module_metric",
+            "message": "Module type not supported: LayerNorm2d",
+            "metric": "receptive_field",
+        },
+        {
+            "code": "module_metric_error",
+            "message": "NotImplementedError: layout",
+            "metric": "receptive_field",
+            "path": "embed_positions",
+        },
     ]
     assert zoo.missing_names(diagnostics) == {
         "uncounted_operators": ["aten.foo"],
         "unsupported_modules": ["GELUActivation"],
         "unestimated_functional_operators": ["aten.add", "aten.gather"],
         "module_metric_errors": ["decoder.pos (NotImplementedError: boom)"],
+        "geometry_unknown": ["LayerNorm2d", "embed_positions"],
     }
 
 
@@ -140,10 +154,15 @@ def _check_entry(entry: dict[str, Any], spec: zoo_models.ZooSpec) -> None:
     ):
         assert entry["inference_mode_only_uncounted"] or missing["uncounted_operators"]
     assert entry["ratio"] > 0
+    # Every subset model is complete (issue #12): module figures, operator FLOPs, both grad modes.
+    assert {entry[name]["status"] for name in zoo.COMPUTE} == {"complete"}, missing
+    assert entry["operator_flops_no_grad"]["status"] == "complete", missing
+    assert entry["operator_flops_identical"]
+    assert 0.9 <= entry["ratio"] <= 1.1
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "t5"])
+@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "t5", "opt", "falcon", "mixtral"])
 def test_zoo_subset_transformers(name: str) -> None:
     spec = next(spec for spec in zoo_models.catalogue() if spec.name == name)
     _check_entry(zoo.measure(spec), spec)

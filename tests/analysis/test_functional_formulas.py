@@ -182,3 +182,104 @@ def test_inference_mode_gives_the_same_functional_estimates():
         expected = _values(model, x)
     with torch.inference_mode():
         assert _values(model, x) == expected
+
+
+# --- leaves whose inherited module formula does not apply (real-models.md 1 (b)) -----------------
+
+
+class _LayerNorm2d(nn.LayerNorm):
+    """torchvision's ConvNeXt LayerNorm2d: channels-first input, permuted around F.layer_norm."""
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        x = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        return x.permute(0, 3, 1, 2)
+
+
+class _FalconLinear(nn.Linear):
+    """transformers' FalconLinear: the product and the bias written out."""
+
+    def forward(self, x):
+        return x @ self.weight.T + self.bias
+
+
+class _OffsetEmbedding(nn.Embedding):
+    """OPT's learned positional embedding: positions shifted by an offset before the lookup."""
+
+    def forward(self, positions):
+        return super().forward(positions + 2)
+
+
+class _PlainLinear(nn.Linear):
+    """A subclass keeping the native forward: the Linear formula still applies."""
+
+
+def _compute_row(report, path=""):
+    return {name: _row(report, path)["metrics"][name] for name in _COMPUTE}
+
+
+def test_subclass_with_its_own_forward_is_estimated_from_its_operators():
+    x = torch.randn(1, 4, 3, 3)
+    subclass = crawl_module(_LayerNorm2d(4), args=(x,), strict=True)
+    native = crawl_module(nn.LayerNorm(4), args=(x.permute(0, 2, 3, 1),))
+    # The permutes are views: the row is exactly nn.LayerNorm(4) on the 36-element permuted input.
+    assert _compute_row(subclass) == _compute_row(native)
+    assert {r["status"] for r in _compute_row(subclass).values()} == {"complete"}
+    assert not any(d["metric"] in _COMPUTE for d in subclass["diagnostics"])
+    # Its geometry is unknown: receptive field unavailable with the usual diagnostic.
+    assert _row(subclass, "")["metrics"]["receptive_field"]["status"] == "unavailable"
+    assert ("unsupported_module_metric", "receptive_field") in {
+        (d["code"], d["metric"]) for d in subclass["diagnostics"]
+    }
+
+
+def test_written_out_linear_subclass_has_the_linear_flops_and_macs():
+    torch.manual_seed(0)
+    layer, x = _FalconLinear(5, 3), torch.randn(2, 5)
+    native = nn.Linear(5, 3)
+    written = _compute_row(crawl_module(layer, args=(x,)))
+    module = _compute_row(crawl_module(native, args=(x,)))
+    # mm 2*3*(2*5 - 1) = 54 + bias add 6 = 60 FLOPs, 30 MACs: the Linear with bias. The separate add
+    # reads and writes its own operands, so DMAs differ by design.
+    for name in ("module_flops", "macs"):
+        assert written[name] == module[name]
+    assert (written["module_flops"]["value"], written["macs"]["value"]) == (60, 30)
+
+
+def test_embedding_with_offset_positions_is_estimated_from_its_operators():
+    positions = torch.arange(3).reshape(1, 3)
+    report = crawl_module(_OffsetEmbedding(10, 4), args=(positions,), strict=True)
+    # int64 + 2: 0 FLOPs (integer result), DMAs 3 read + 3 written; the lookup: 3 indices read and
+    # 12 output elements written (the Embedding convention of real-models.md 1). Total DMAs 21.
+    assert {n: (r["status"], r["value"]) for n, r in _compute_row(report).items()} == {
+        "module_flops": ("complete", 0),
+        "macs": ("complete", 0),
+        "dmas": ("complete", 21),
+    }
+    # The Embedding formula's refusal is kept for the geometry only.
+    [error] = [d for d in report["diagnostics"] if d["code"] == "module_metric_error"]
+    assert error["metric"] == "receptive_field"
+    assert "Layout estimates require unchanged native forwards." in error["message"]
+
+
+def test_subclass_keeping_the_native_forward_keeps_its_module_formula():
+    x = torch.ones(1, 3)
+    row = _compute_row(crawl_module(_PlainLinear(3, 2), args=(x,), strict=True))
+    assert {n: r["value"] for n, r in row.items()} == {"module_flops": 12, "macs": 6, "dmas": 13}  # C4
+    assert row == _compute_row(crawl_module(nn.Linear(3, 2), args=(x,)))
+
+
+@settings(max_examples=15, deadline=None)
+@given(channels=st.integers(1, 5), height=st.integers(1, 3), width=st.integers(1, 3), rows=st.integers(1, 3))
+def test_library_subclasses_agree_with_their_native_bases(channels, height, width, rows):
+    # Property: a subclass's own forward estimated from its operators gives the base module's numbers
+    # on the tensors the base actually sees (all three metrics for LayerNorm2d; FLOPs and MACs for
+    # the written-out Linear, whose separate bias add has its own DMAs).
+    x = torch.randn(rows, channels, height, width)
+    assert _compute_row(crawl_module(_LayerNorm2d(channels), args=(x,))) == _compute_row(
+        crawl_module(nn.LayerNorm(channels), args=(x.permute(0, 2, 3, 1),))
+    )
+    flat = torch.randn(rows, channels)
+    written = _compute_row(crawl_module(_FalconLinear(channels, 3), args=(flat,)))
+    native = _compute_row(crawl_module(nn.Linear(channels, 3), args=(flat,)))
+    assert [written[n] for n in ("module_flops", "macs")] == [native[n] for n in ("module_flops", "macs")]

@@ -116,3 +116,32 @@ def test_sdpa_core_counts_scores_softmax_and_values():
     assert flops_ == 348
     assert macs_ == 18 * 4 + 18 * 4
     assert dmas_ == 24 * 3 + 4 * 18 + 24
+
+
+def test_grouped_mm_is_one_expert_linear_per_row():
+    # 6 packed rows of width 4 through 3 experts of (4, 2): as nn.Linear(4, 2) without bias on 6 rows,
+    # FLOPs 6*2*(2*4 - 1) = 84, MACs 4*12 = 48; DMAs read the rows 24, all expert weights 3*8 = 24 and
+    # the 3 offsets, and write 12: 63.
+    rows, experts, offs = torch.randn(6, 4), torch.randn(3, 4, 2), torch.tensor([2, 4, 6], dtype=torch.int32)
+    call = _call("aten._grouped_mm", rows, experts, offs, kind=functional.SUPPLEMENTAL, out=torch.ones(6, 2))
+    assert estimate_call(call) == (84, 48, 63)
+    layer = nn.Linear(4, 2, bias=False)
+    assert estimate_call(call)[:2] == _module_counts(layer, rows)[:2]
+
+
+def test_vector_products_are_single_row_linears():
+    a, x = torch.randn(3, 5), torch.randn(5)
+    # mv: nn.Linear(5, 3) without bias on one row: FLOPs 3*9 = 27, MACs 15, DMAs 5 + 15 + 3 = 23
+    assert estimate_call(_call("aten.mv", a, x, kind=functional.SUPPLEMENTAL, out=a @ x)) == (27, 15, 23)
+    # dot of two 5-vectors: nn.Linear(5, 1): FLOPs 9, MACs 5, DMAs 5 + 5 + 1 = 11
+    assert estimate_call(_call("aten.dot", x, x, kind=functional.SUPPLEMENTAL, out=x @ x)) == (9, 5, 11)
+
+
+def test_product_kernels_are_never_pointwise():
+    # A recurrent or bilinear kernel multiplies matrices: the pointwise rule (0 MACs) must not apply,
+    # and without a functional formula of its own the call is unestimated in all three metrics.
+    x = torch.randn(2, 3)
+    for name in ("aten.lstm", "aten._trilinear", "aten._native_multi_head_attention"):
+        assert name in functional.PRODUCT_KERNELS
+        call = _call(name, x, kind=functional.SUPPLEMENTAL, flops_=10, out=x)
+        assert estimate_call(call) == (None, None, None)

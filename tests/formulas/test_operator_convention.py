@@ -75,6 +75,9 @@ def _indexing_workloads():
         "aten.diagonal": lambda: x.diagonal(),
         "aten.slice_scatter": lambda: x.slice_scatter(x[:1], 0, 0, 1),
         "aten.select_scatter": lambda: x.select_scatter(x[0], 0, 0),
+        # selection by order (Mixtral's router: topk; its expert grouping: sort)
+        "aten.sort": lambda: x.sort(dim=-1),
+        "aten.topk": lambda: x.topk(2, dim=-1),
     }
 
 
@@ -181,6 +184,29 @@ def test_in_place_metadata_ops_and_arg_extrema():
     assert report["ignored_operators"]["aten.as_strided_"]["reason"] == "Metadata-only tensor view."
     # argmax over 6 values: 5 comparisons; argmin along rows of 3 into 2 outputs: 6 − 2 = 4
     assert report["by_operator"] == {"aten.argmax": 5, "aten.argmin": 4}
+
+
+def test_mixtral_routing_operators():
+    # Mixtral's experts: histc of 12 float expert ids into 4 bins (one increment per input element:
+    # 12), floor_divide of int64 positions (integer result: 0), sort and topk (selection: ignored).
+    ids, positions = torch.tensor([0.0, 1, 1, 3] * 3), torch.arange(12)
+    report = measure_flops(
+        lambda: (torch.histc(ids, bins=4, min=0, max=3), positions // 2, ids.sort(), ids.topk(2))
+    )
+    assert _total(report) == ("complete", 12)
+    assert report["by_operator"] == {"aten.floor_divide": 0, "aten.histc": 12}
+    for name in ("aten.sort", "aten.topk"):
+        assert report["ignored_operators"][name]["reason"] == INDEXING
+
+
+def test_floating_floor_divide_is_rounded_division():
+    # B.7.3 applies to floor_divide as to div(rounding_mode=...): unsupported for floating values.
+    x = torch.full((3,), 7.0)
+    report = measure_flops(lambda: torch.floor_divide(x, 2.0))
+    assert _total(report) == ("partial", 0)
+    [entry] = report["diagnostics"]
+    assert (entry["code"], entry["operator"]) == ("unsupported_operator_formula", "aten.floor_divide")
+    assert "Rounded division is not covered by the scalar arithmetic formula." in entry["message"]
 
 
 def test_integer_add_still_counts_zero():

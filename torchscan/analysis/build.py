@@ -121,7 +121,7 @@ def apply_functional_formulas(records: list[CallRecord]) -> None:
         record.metrics.update(metrics)
         if unavailable:
             listing = ", ".join(f"{op} ({calls} call(s))" for op, calls in sorted(missing.items()))
-            where = "in its own forward" if not record.is_leaf else "inside it (it has no module formula)"
+            where = "in its own forward" if not record.is_leaf else "inside it (no module formula applies)"
             record.diagnostics.append(
                 diagnostic(
                     "unestimated_functional_work",

@@ -216,8 +216,10 @@ def _evaluate(
 
 def _record_compute(record: CallRecord, module: nn.Module, name: str, outcome: _Outcome) -> None:
     path = record.path
-    if outcome.not_recognised and not record.covers_own_frame:
-        return  # no module formula: functional formulas estimate its operators at build time
+    if (outcome.not_recognised or outcome.error is not None) and not record.covers_own_frame:
+        # No module formula applies (none registered, or the inherited one refuses this forward):
+        # functional formulas estimate the operators it dispatched at build time (real-models.md 1 (b)).
+        return
     if outcome.not_recognised:
         record.metrics[name] = field_result(name, "partial", 0)
         record.diagnostics.append(

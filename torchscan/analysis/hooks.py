@@ -130,7 +130,8 @@ class ModuleInfo:
     is_leaf: bool
     params: tuple[nn.Parameter, ...]
     buffers: tuple[Any, ...]
-    # A leaf whose type has a module FLOPs formula covers its own frame's work.
+    # A leaf whose type has a module FLOPs formula that surely applies covers its own frame's work; a
+    # leaf without one, or whose formula may refuse its forward, has its operators recorded.
     has_formula: bool = True
 
 
@@ -175,7 +176,7 @@ class CallRecorder:
             params, buffers = _own_tensors(module)
             cls = type(module)
             if cls not in formula_of:
-                formula_of[cls] = registry.flops.lookup(cls) is not None
+                formula_of[cls] = registry.flops.lookup(cls) is not None and not registry.may_refuse(cls)
             self._info[id(module)] = ModuleInfo(
                 path=path,
                 depth=path.count(".") + 1 if path else 0,

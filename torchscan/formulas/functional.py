@@ -163,6 +163,32 @@ def _linear(call: OperatorCall, bias_at: int | None, batched: bool) -> Estimate:
     return flops, macs, dmas
 
 
+def _vector_product(call: OperatorCall) -> Estimate:
+    """``mv(A (n, m), x (m))`` as ``nn.Linear(m, n)`` without bias on one row; ``dot``/``vdot`` of two
+    ``k``-vectors as ``nn.Linear(k, 1)``: FLOPs ``n·(2m − 1)``, MACs ``m·n``, DMAs ``n·m + m + n``."""
+    a, b = call.args[0], call.args[1]
+    if not isinstance(a, TensorMeta) or not isinstance(b, TensorMeta):
+        raise ValueError("vector operands")
+    width, outputs = (a.shape[-1], a.shape[0]) if len(a.shape) == 2 else (a.numel(), 1)
+    layer = _module(nn.Linear, width, outputs, False)
+    return _module_estimate(layer, (TensorMeta((1, width), a.dtype),), TensorMeta((1, outputs), a.dtype))
+
+
+def _grouped_mm(call: OperatorCall) -> Estimate:
+    """``_grouped_mm(rows (M, K), experts (G, K, N), offs)``: each row is one expert's ``nn.Linear(K, N)``
+    without bias, so FLOPs and MACs are those of that Linear on ``M`` rows; DMAs read the rows, every
+    expert's weights and the offsets and write ``M·N`` (the Linear reads one weight matrix)."""
+    rows, weight = call.args[0], call.args[1]
+    if not (isinstance(rows, TensorMeta) and isinstance(weight, TensorMeta)) or len(rows.shape) != 2:
+        raise ValueError("packed rows")
+    if len(weight.shape) != 3 or weight.shape[1] != rows.shape[1]:
+        raise ValueError("equal-width expert matrices")
+    m, k, n = rows.shape[0], rows.shape[1], weight.shape[2]
+    layer = _module(nn.Linear, k, n, False)
+    flops, macs, _ = _module_estimate(layer, (rows,), TensorMeta((m, n), rows.dtype))
+    return flops, macs, _operand_elements(call) + _elements(call.out)
+
+
 def _convolution(call: OperatorCall) -> Estimate:
     """``convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)``."""
     inp, weight, bias = call.args[0], call.args[1], call.args[2]
@@ -374,6 +400,10 @@ _TABLE: dict[str, Callable[[OperatorCall], Estimate]] = {
     "aten.addmm_": lambda c: _linear(c, 0, False),
     "aten.baddbmm": lambda c: _linear(c, 0, True),
     "aten.baddbmm_": lambda c: _linear(c, 0, True),
+    "aten.mv": _vector_product,
+    "aten.dot": _vector_product,
+    "aten.vdot": _vector_product,
+    "aten._grouped_mm": _grouped_mm,
     "aten.convolution": _convolution,
     "aten._convolution": _convolution,
     **{name: _activation(factory) for key, factory in _ACTIVATIONS.items() for name in _names(key)},
@@ -418,6 +448,18 @@ _REASON_RULES = {
     "Data movement is excluded from FLOPs.": _copy,
 }
 
+# Supplemental kernels that multiply matrices (recurrent layers, bilinear forms, fused attention):
+# their MACs are not 0, so the pointwise rule (0 MACs) must never describe them. Without an entry
+# of their own in ``_TABLE`` they stay unestimated (real-models.md 1, "What stays unestimated").
+PRODUCT_KERNELS = frozenset(
+    f"aten.{name}"
+    for name in (
+        "lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
+        "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "bilinear", "_trilinear",
+        "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+    )
+)  # fmt: skip
+
 # Operators never stored by the recorder: their functional estimate is 0/0/0 whatever the call.
 ZERO_COST = frozenset(
     name
@@ -444,6 +486,6 @@ def estimate_call(call: OperatorCall) -> Estimate:
             return 0, 0, 0
         reason = operators.ignored_reason(call.name) or operators.INDEXING_REASON
         return _REASON_RULES.get(reason, _zero)(call)
-    if call.kind == SUPPLEMENTAL:
+    if call.kind == SUPPLEMENTAL and call.name not in PRODUCT_KERNELS:
         return _pointwise(call)
     return None, None, None

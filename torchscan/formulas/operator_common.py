@@ -135,6 +135,13 @@ def true_division(args: tuple, kwargs: dict, out: object = None) -> bool:
     return False
 
 
+def rounded_division(args: tuple, kwargs: dict, out: object = None) -> bool:
+    """``floor_divide`` always rounds: integer operands count 0, floating ones raise (B.7.3)."""
+    if _counts((args, kwargs)):
+        raise UnsupportedOperatorFormula(ROUNDED_DIVISION_REASON)
+    return False
+
+
 def filled_tensor(args: tuple, kwargs: dict, out: object = None) -> bool:
     """``masked_fill``: only the filled tensor's dtype decides (not the mask, value or buffer)."""
     return _counts((args[0],))

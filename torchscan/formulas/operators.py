@@ -6,6 +6,10 @@ The dispatch engine looks an observed operator up by its normalized packet name
 integer/boolean exclusion (B.7.1), the complex rule (B.7.2) and rounded division (B.7.3) are applied
 inside every formula of this table through its *dtype rule*.
 
+The element-wise, reduction and indexing formulas live here; the layer kernels (softmax,
+normalization, pooling, attention, recurrent) in ``operator_layers``; the table they register into in
+``operator_registry``.
+
 Counts are nominal scalar arithmetic of a documented algorithm — not kernel instructions, FLOP/s,
 bytes or latency — and are never the module-formula FLOPs of Part A (the two views are not added).
 """
@@ -14,28 +18,32 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import torch
 
-from torchscan.formulas import backward_ops, loss_ops, optimizer_ops, recurrent_ops
-from torchscan.formulas.attention_ops import cpu_sdpa_flops, fused_encoder_layer_flops, fused_mha_flops
+from torchscan.formulas import backward_ops, loss_ops, optimizer_ops
 from torchscan.formulas.operator_common import (
-    DtypeRule,
     OperatorFormula,
     UnsupportedOperatorFormula,
     arg,
     dim_size,
     elements,
     filled_tensor,
-    first_tensor,
-    floating_input,
     floating_result,
     involves_floating,
     reduction_dtype,
+    rounded_division,
     tensor_operands,
     true_division,
 )
+from torchscan.formulas.operator_registry import (
+    SUPPLEMENTAL_FORMULAS,
+    supplemental_formula,
+)
+from torchscan.formulas.operator_registry import per_input as _per_input
+from torchscan.formulas.operator_registry import per_output as _per_output
+from torchscan.formulas.operator_registry import register as _register
 
 __all__ = [
     "IGNORED_OPERATORS",
@@ -86,6 +94,9 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "tril", "tril_", "triu", "triu_", "flip", "roll", "repeat", "repeat_interleave",
         "masked_select", "nonzero", "diagonal", "diag_embed", "unfold", "slice_scatter",
         "select_scatter", "diagonal_scatter",
+        # selection by order (Mixtral's router and expert grouping): the comparisons a sort makes
+        # depend on the algorithm and on the values, so no shape formula describes them
+        "sort", "argsort", "msort", "topk",
     ),
     RANDOM_REASON: (
         "bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "exponential_", "random_", "rand",
@@ -132,74 +143,7 @@ def ignored_reason(packet_name: str) -> str | None:
     return reason
 
 
-# --- registration --------------------------------------------------------------------------------
-
-SUPPLEMENTAL_FORMULAS: dict[str, OperatorFormula] = {}
-"""Normalized packet name (in-place ``_`` variants included) -> formula ``(args, kwargs, out) -> int``.
-Used only for packets without a native PyTorch formula (B.2)."""
-
-
-def _packet_names(name: str) -> Iterator[str]:
-    """``aten.<name>`` and, where PyTorch has one, its in-place variant ``aten.<name>_``."""
-    yield f"aten.{name}"
-    if not name.endswith("_") and hasattr(torch.ops.aten, f"{name}_"):
-        yield f"aten.{name}_"
-
-
-def _register(*names: str, rule: DtypeRule = floating_result) -> Callable[[OperatorFormula], OperatorFormula]:
-    """Register a shape formula under ``names`` (and their in-place variants), guarded by ``rule``.
-
-    Raises ``TypeError`` for a name that is not a bare operator name and ``ValueError`` for a packet
-    registered twice.
-    """
-    for name in names:
-        if not isinstance(name, str) or not name or "." in name:
-            raise TypeError(f"supplemental formulas register bare aten operator names, got {name!r}")
-    keys = [key for name in names for key in _packet_names(name)]
-    for key in keys:
-        if key in SUPPLEMENTAL_FORMULAS:
-            raise ValueError(f"{key} already has a supplemental formula")
-
-    def decorate(formula: OperatorFormula) -> OperatorFormula:
-        @functools.wraps(formula)
-        def guarded(args: tuple, kwargs: dict, out: object) -> int:
-            return int(formula(args, kwargs, out)) if rule(args, kwargs, out) else 0
-
-        for key in keys:
-            SUPPLEMENTAL_FORMULAS[key] = guarded
-        return formula
-
-    return decorate
-
-
-def supplemental_formula(packet_name: str) -> OperatorFormula | None:
-    """The supplemental formula for a normalized packet name (``"aten.add_"``), or ``None``."""
-    return SUPPLEMENTAL_FORMULAS.get(packet_name)
-
-
 # --- B.8: element-wise families ------------------------------------------------------------------
-
-
-def _per_output(cost: int) -> OperatorFormula:
-    """Factory: ``cost`` FLOPs per output element (broadcasting counts the output)."""
-
-    def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return cost * elements(out)
-
-    formula.__name__ = formula.__qualname__ = f"output_elements_x{cost}"
-    formula.__doc__ = f"{cost} FLOP(s) per output element."
-    return formula
-
-
-def _per_input(cost: int) -> OperatorFormula:
-    """Factory: ``cost`` FLOPs per element of the first input."""
-
-    def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return cost * elements(args[0])
-
-    formula.__name__ = formula.__qualname__ = f"input_elements_x{cost}"
-    formula.__doc__ = f"{cost} FLOP(s) per input element."
-    return formula
 
 
 _OUTPUT_COSTS: dict[int, tuple[str, ...]] = {
@@ -228,6 +172,7 @@ for _cost, _names in _INPUT_COSTS.items():
 # comparisons produce booleans: their floating inputs decide (B.8 keeps their rows)
 _register("eq", "ne", "ge", "gt", "le", "lt", rule=involves_floating)(_per_output(1))
 _register("div", rule=true_division)(_per_output(1))
+_register("floor_divide", rule=rounded_division)(_per_output(1))  # integer: 0; floating: B.7.3
 _register("masked_fill", rule=filled_tensor)(_per_output(1))
 
 
@@ -352,6 +297,12 @@ def _arg_extremum(args: tuple, kwargs: dict, out: object) -> int:
     return max(elements(args[0]) - elements(out), 0)
 
 
+@_register("histc")
+def _histc(args: tuple, kwargs: dict, out: object) -> int:
+    """``in``: one bin-count increment per input element (the bin-index arithmetic is not counted)."""
+    return elements(args[0])
+
+
 @_register("cumsum")
 def _cumsum(args: tuple, kwargs: dict, out: object) -> int:
     """``in − in / width``: each scanned row of ``width`` values costs ``width − 1`` adds."""
@@ -388,199 +339,13 @@ def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
     )
 
 
-# --- B.8: softmax family and normalization -------------------------------------------------------
-
-
-def _rows(args: tuple, kwargs: dict) -> tuple[int, int]:
-    """``(N, R)`` of a softmax along ``dim``; ``R = 0`` when the dimension is empty."""
-    inputs, width = elements(args[0]), dim_size(args[0], arg(args, kwargs, 1, "dim"))
-    return inputs, (inputs // width if width else 0)
-
-
-@_register("_softmax")
-def _softmax(args: tuple, kwargs: dict, out: object) -> int:
-    """``5N − 2R``: max ``S−1``, subtract ``S``, exp ``S``, sum ``S−1``, divide ``S`` per row."""
-    n, r = _rows(args, kwargs)
-    return 5 * n - 2 * r
-
-
-@_register("_log_softmax")
-def _log_softmax(args: tuple, kwargs: dict, out: object) -> int:
-    """``4N − R``: max, subtract, exp, sum, one log per row, subtract."""
-    n, r = _rows(args, kwargs)
-    return 4 * n - r
-
-
-@_register("_safe_softmax")
-def _safe_softmax(args: tuple, kwargs: dict, out: object) -> int:
-    """``5N − 2R + 2N``: softmax plus one comparison and one selection per element."""
-    n, r = _rows(args, kwargs)
-    return 7 * n - 2 * r
-
-
-def _affine_count(*tensors: object) -> int:
-    """``A``: how many affine tensors (weight, bias) are present."""
-    return sum(tensor is not None for tensor in tensors)
-
-
-@_register("native_layer_norm")
-def _layer_norm(args: tuple, kwargs: dict, out: object) -> int:
-    """``6N + 2R + A·N`` with ``R = N / prod(normalized_shape)``."""
-    row = math.prod(args[1])
-    if row == 0:
-        raise UnsupportedOperatorFormula("LayerNorm FLOPs require a nonempty normalized row.")
-    n = elements(args[0])
-    return 6 * n + 2 * (n // row) + _affine_count(args[2], args[3]) * n
-
-
-@_register("native_group_norm")
-def _group_norm(args: tuple, kwargs: dict, out: object) -> int:
-    """``6N + 2·batch·groups + A·N`` (args: input, weight, bias, batch, C, HxW, groups, eps)."""
-    batch, channels, spatial, groups = args[3:7]
-    if groups <= 0 or channels // groups * spatial == 0:
-        raise UnsupportedOperatorFormula("GroupNorm FLOPs require a nonempty normalized group.")
-    n = elements(args[0])
-    return 6 * n + 2 * batch * groups + _affine_count(args[1], args[2]) * n
-
-
-@_register("rms_norm", "_fused_rms_norm")
-def _rms_norm(args: tuple, kwargs: dict, out: object) -> int:
-    """``(3 + W)·N + 2R``: square, mean, normalize, ``rsqrt`` with epsilon per row, weight."""
-    shape, weight = tuple(args[1]), arg(args, kwargs, 2, "weight")
-    if weight is not None and tuple(weight.shape) != shape:
-        raise UnsupportedOperatorFormula("RMSNorm FLOPs require a matching weight shape.")
-    n, row = elements(args[0]), math.prod(shape)
-    return (3 + (weight is not None)) * n + 2 * (n // row if row else 0)
-
-
-def _batch_norm(
-    inputs: torch.Tensor, affine: int, running_mean: object, running_var: object, training: bool
-) -> int:
-    """``2N + 2C + A·N``, training adds ``4N + C·(3·[running_mean] + 5·[running_var])``."""
-    n = elements(inputs)
-    if n == 0:
-        raise UnsupportedOperatorFormula(
-            "Empty native BatchNorm work depends on strides unavailable to the shape formula."
-        )
-    channels = dim_size(inputs, 1) if inputs.dim() > 1 else 1
-    count = 2 * n + 2 * channels + affine * n
-    if training:
-        count += 4 * n + channels * (3 * (running_mean is not None) + 5 * (running_var is not None))
-    return count
-
-
-@_register("native_batch_norm")
-def _native_batch_norm(args: tuple, kwargs: dict, out: object) -> int:
-    """(input, weight, bias, running_mean, running_var, training, momentum, eps)."""
-    return _batch_norm(args[0], _affine_count(*args[1:3]), args[3], args[4], args[5])
-
-
-@_register("_native_batch_norm_legit")
-def _native_batch_norm_legit(args: tuple, kwargs: dict, out: object) -> int:
-    """Both overloads: with running buffers, or ``no_stats`` (``training`` at position 3)."""
-    if isinstance(args[3], bool):
-        return _batch_norm(args[0], _affine_count(*args[1:3]), None, None, args[3])
-    return _batch_norm(args[0], _affine_count(*args[1:3]), args[3], args[4], args[5])
-
-
-@_register("_native_batch_norm_legit_no_training")
-def _native_batch_norm_eval(args: tuple, kwargs: dict, out: object) -> int:
-    """(input, weight, bias, running_mean, running_var, momentum, eps): always evaluation."""
-    return _batch_norm(args[0], _affine_count(*args[1:3]), args[3], args[4], False)
-
-
-# --- B.8: pooling and interpolation --------------------------------------------------------------
-
-
-def _kernel_volume(kernel_size: int | list[int], rank: int) -> int:
-    """An int or a one-element list means ``k^rank``; otherwise the product (``[1, 2]`` is 2)."""
-    if isinstance(kernel_size, int):
-        return kernel_size**rank
-    return kernel_size[0] ** rank if len(kernel_size) == 1 else math.prod(kernel_size)
-
-
-def _max_pool(rank: int) -> OperatorFormula:
-    """Factory: ``out·(K − 1)`` comparisons on the values output."""
-
-    def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return elements(out) * (_kernel_volume(args[1], rank) - 1)
-
-    return formula
-
-
-def _avg_pool(rank: int) -> OperatorFormula:
-    """Factory: ``out·K`` (``K − 1`` adds and one divide per window)."""
-
-    def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return elements(out) * _kernel_volume(args[1], rank)
-
-    return formula
-
-
-def _visits(inputs: torch.Tensor, output: torch.Tensor, rank: int) -> int:
-    """Values read by exact adaptive windows: ``prod(leading) · Π (L + O − gcd(L, O))`` (A.5.11)."""
-    axes = zip(inputs.shape[-rank:], output.shape[-rank:], strict=True)
-    return math.prod(inputs.shape[:-rank]) * math.prod(size + o - math.gcd(size, o) for size, o in axes)
-
-
-def _adaptive_max_pool(rank: int) -> OperatorFormula:
-    """Factory: ``visits − out`` comparisons."""
-
-    def formula(args: tuple, kwargs: dict, out: object) -> int:
-        values = first_tensor(out)
-        assert values is not None
-        return _visits(args[0], values, rank) - elements(values)
-
-    return formula
-
-
-def _adaptive_avg_pool(rank: int) -> OperatorFormula:
-    """Factory: ``visits`` (adds plus one divide per window)."""
-
-    def formula(args: tuple, kwargs: dict, out: object) -> int:
-        values = first_tensor(out)
-        assert values is not None
-        return _visits(args[0], values, rank)
-
-    return formula
-
-
-for _rank in (2, 3):
-    _register(f"max_pool{_rank}d_with_indices")(_max_pool(_rank))
-    _register(f"avg_pool{_rank}d")(_avg_pool(_rank))
-    _register(f"adaptive_max_pool{_rank}d")(_adaptive_max_pool(_rank))
-    _register(f"_adaptive_avg_pool{_rank}d")(_adaptive_avg_pool(_rank))
-for _name, _neighbours in {
-    "upsample_linear1d": 2,
-    "upsample_bilinear2d": 4,
-    "upsample_trilinear3d": 8,
-    "upsample_bicubic2d": 16,
-}.items():
-    # n weighted neighbours per output: n multiplies and n − 1 adds
-    _register(_name, rule=floating_input)(_per_output(2 * _neighbours - 1))
-
-# --- B.9: attention (closed forms in attention_ops) ----------------------------------------------
-
-_register("_scaled_dot_product_flash_attention_for_cpu")(cpu_sdpa_flops)
-_register("_native_multi_head_attention")(fused_mha_flops)
-_register("_transformer_encoder_layer_fwd")(fused_encoder_layer_flops)
-
-# --- real-models.md 2.4: recurrent kernels and nn.Bilinear (closed forms in recurrent_ops) ------
-
-for _kind in recurrent_ops.GATES:
-    _register(_kind)(recurrent_ops.sequence_formula(_kind))
-    _register(f"{_kind}_cell")(recurrent_ops.cell_formula(_kind))
-_register("_thnn_fused_lstm_cell")(recurrent_ops.fused_cell_formula("lstm"))
-_register("_thnn_fused_gru_cell")(recurrent_ops.fused_cell_formula("gru"))
-_register("mkldnn_rnn_layer")(recurrent_ops.mkldnn_rnn_layer_flops)
-_register("bilinear")(recurrent_ops.bilinear_op_flops)
-_register("_trilinear")(recurrent_ops.trilinear_op_flops)
+# Layer kernels (softmax, normalization, pooling, attention, recurrent) register on import.
+from torchscan.formulas import operator_layers  # noqa: E402, F401
 
 # --- training-and-hardware.md 2: backward, loss and optimizer kernels (derivations beside them) --
 
-for _name, _formula in backward_ops.BACKWARD_FORMULAS.items():
-    _register(_name)(_formula)
 for _name, _formula in {
+    **backward_ops.BACKWARD_FORMULAS,
     **loss_ops.LOSS_FORMULAS,
     **optimizer_ops.FOREACH_FORMULAS,
     **optimizer_ops.FUSED_FORMULAS,

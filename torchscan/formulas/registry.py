@@ -77,6 +77,10 @@ class FormulaRegistry(Generic[F]):
     def __contains__(self, module_type: type) -> bool:
         return self.lookup(module_type) is not None
 
+    def registered_directly(self, module_type: type) -> bool:
+        """True when ``module_type`` itself holds a formula (not one inherited through its MRO)."""
+        return module_type in self._table
+
 
 # The four module-formula tables (formulas.md Part A). Signatures:
 #   flops(module, inputs: tuple, output) -> int          (whole ordered inputs and output)
@@ -93,6 +97,26 @@ receptive_field: FormulaRegistry[Callable[..., tuple[float, float, float] | None
 def has_native_forward(module: nn.Module, native_type: type[nn.Module]) -> bool:
     """True when ``module`` runs ``native_type.forward`` unchanged (no override, no instance patch)."""
     return "forward" not in module.__dict__ and type(module).forward is native_type.forward
+
+
+def _defined_in_torch(module_type: type) -> bool:
+    return str(getattr(module_type, "__module__", "")).partition(".")[0] == "torch"
+
+
+def may_refuse(module_type: type) -> bool:
+    """True when a leaf's module formula may not describe the forward it runs (real-models.md 1 (b)).
+
+    Built-in families describe PyTorch's own classes: a class defined outside PyTorch that inherits a
+    formula through its MRO (torchvision's ``LayerNorm2d(nn.LayerNorm)``, transformers'
+    ``FalconLinear(nn.Linear)``, OPT's learned positional ``Embedding``) runs a forward the family may
+    refuse (``NotRecognised``, the exact-native rule of A.3). The recorder keeps such a call's
+    operators so that, when the formula refuses, the call is estimated from them instead of being left
+    unknown. A formula that accepts the call still wins (its operators then go unused). PyTorch's own
+    subclasses (``BatchNorm2d`` of ``_BatchNorm``) keep the family's forward and are not watched. An
+    instance whose ``forward`` was replaced is not watched either: formulas.md C9 keeps it incomplete
+    (the object claims a native type it no longer behaves as).
+    """
+    return not flops.registered_directly(module_type) and not _defined_in_torch(module_type)
 
 
 def leaf_formulas(module_type: type) -> tuple[Callable[..., Any], ...] | None:
