@@ -9,8 +9,8 @@ terminated at the deadline and fails the caller too.
 from __future__ import annotations
 
 import json
-import os
 import time
+from datetime import timedelta
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,8 +23,13 @@ def _rank_main(rank: int, world_size: int, store: str, out: str, scenario: Calla
     import torch.distributed as dist
 
     torch.set_num_threads(1)  # two ranks share two cores
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    dist.init_process_group("gloo", store=dist.FileStore(store, world_size), rank=rank, world_size=world_size)
+    dist.init_process_group(
+        "gloo",
+        store=dist.FileStore(store, world_size),
+        rank=rank,
+        world_size=world_size,
+        timeout=timedelta(seconds=TIMEOUT_SECONDS),  # a collective never waits past the deadline
+    )
     try:
         result = scenario(rank)
         dist.barrier()
