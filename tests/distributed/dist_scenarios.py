@@ -42,6 +42,9 @@ def acceptance(rank: int) -> dict[str, Any]:
     a = distribute_tensor(torch.randn(64, 32), mesh, [Shard(0)])
     b = distribute_tensor(torch.randn(32, 16), mesh, [Replicate()])
     results["matmul"] = torchscan.measure_flops(lambda: a @ b)
+    # Shard(1) @ Replicate: DTensor chunks and copies B's rows to match, then multiplies locally
+    a1 = distribute_tensor(torch.randn(64, 32), mesh, [Shard(1)])
+    results["redistributed"] = torchscan.measure_flops(lambda: a1 @ b)
 
     tp = parallelize_module(_mlp(), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
     x = torch.randn(8, 32)

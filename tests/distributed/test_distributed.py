@@ -59,6 +59,17 @@ def test_dtensor_matmul_executed_and_logical(ranks):
     assert merged["imbalance"]["operator_flops"]["value"] == 1.0
 
 
+def test_redistribution_inside_a_dtensor_operator_is_executed_work(ranks):
+    # A Shard(1): local 64×16; B is chunked to 16×16 on each rank (chunk + clone, then mm):
+    # executed 2·64·16·16 = 32,768, logical 2·64·32·16 = 65,536, with no double counting
+    for result in ranks:
+        report = result["redistributed"]
+        assert report["by_operator"] == {"aten.mm": 32_768}
+        assert report["ignored_operators"]["aten.clone"]["calls"] == 1
+        assert report["logical_total"]["value"] == 65_536
+        assert report["total"]["status"] == "complete"
+
+
 def test_tensor_parallel_mlp(ranks):
     # Colwise Linear(32, 64): 2·8·32·32 = 16,384 per rank; Rowwise Linear(64, 32): 2·8·32·32 = 16,384
     for result in ranks:
