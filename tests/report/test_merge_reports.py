@@ -167,6 +167,13 @@ def test_bad_inputs_are_refused(reports, message):
         merge_reports(reports)
 
 
+def test_mixed_counting_conventions_are_refused():
+    other = flop_report(1)
+    other["context"]["counting_convention"] = "another_convention"
+    with pytest.raises(ValueError, match="conventions"):
+        merge_reports([flop_report(0), other])
+
+
 def test_a_report_without_distributed_context_is_refused():
     report = flop_report(0)
     del report["context"]["distributed"]

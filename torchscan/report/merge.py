@@ -165,6 +165,16 @@ def _check_same_job(reports: Sequence[dict[str, Any]], kinds: list[str]) -> tupl
         units = {report["context"].get("work_unit") for report in reports}
         if len(units) > 1:
             raise ValueError("benchmark reports mix work units: they do not time the same workload")
+    if kinds[0] == "analysis" and len({report["context"].get("model_type") for report in reports}) > 1:
+        raise ValueError("analysis reports mix model types: they do not describe the same model")
+    conventions = set()
+    for report in reports:
+        flops = _flop_part(report, kinds[0])
+        if flops is not None:
+            context = flops.get("context", {})
+            conventions.add((context.get("method"), context.get("counting_convention")))
+    if len(conventions) > 1:
+        raise ValueError("reports mix FLOP counting methods or conventions: their counts do not add up")
     return sizes[0], ranks
 
 
