@@ -67,6 +67,11 @@ def acceptance(rank: int) -> dict[str, Any]:
     _fully_shard()(fsdp, mesh=mesh)
     results["fsdp"] = torchscan.measure_flops(lambda: fsdp(x).sum().backward())
 
+    from torch.nn.parallel import DistributedDataParallel
+
+    ddp = DistributedDataParallel(_mlp())
+    results["ddp"] = torchscan.measure_flops(lambda: ddp(x).sum().backward())
+
     # TorchScan never destroys (or re-initializes) the caller's process group.
     results["group_still_initialized"] = dist.is_initialized()
     return results

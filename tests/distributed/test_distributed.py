@@ -126,6 +126,15 @@ def test_fsdp2_forward_backward(ranks):
     assert "logical_operator_flops" not in merged["totals"]
 
 
+def test_ddp_gradient_all_reduce_is_communication(ranks):
+    # DDP all-reduces the gradients of all 4,192 parameters (one bucket) of float32: 16,768 bytes
+    for result in ranks:
+        report = result["ddp"]
+        assert _matrix_flops(report) == 163_840
+        assert report["total"]["status"] == "complete"
+        assert report["communication"]["by_operator"]["c10d.allreduce_"] == {"calls": 1, "bytes": 16_768}
+
+
 def test_benchmark_reports_merge_by_slowest_rank_and_maximum(ranks):
     reports = [r["tp_workload"] for r in ranks]
     for rank, report in enumerate(reports):
