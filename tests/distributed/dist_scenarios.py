@@ -72,6 +72,15 @@ def acceptance(rank: int) -> dict[str, Any]:
     ddp = DistributedDataParallel(_mlp())
     results["ddp"] = torchscan.measure_flops(lambda: ddp(x).sum().backward())
 
+    # A DTensor operator that raises inside DTensor's dispatch: the same error propagates and no
+    # dispatch mode stays installed (the observer re-entered itself for the local operators).
+    wrong = distribute_tensor(torch.randn(16, 16), mesh, [Replicate()])
+    try:
+        torchscan.measure_flops(lambda: a @ wrong)
+    except RuntimeError as error:
+        results["dtensor_error"] = type(error).__name__
+    results["modes_left"] = torch._C._len_torch_dispatch_stack()
+
     # TorchScan never destroys (or re-initializes) the caller's process group.
     results["group_still_initialized"] = dist.is_initialized()
     return results

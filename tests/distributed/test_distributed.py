@@ -153,6 +153,12 @@ def test_benchmark_reports_merge_by_slowest_rank_and_maximum(ranks):
     validate_report(json.loads(json.dumps(merged)))
 
 
+def test_a_raising_dtensor_operator_leaves_no_mode(ranks):
+    for result in ranks:
+        assert result["dtensor_error"] == "RuntimeError"
+        assert result["modes_left"] == 0
+
+
 def test_caller_process_group_untouched(ranks):
     assert [r["group_still_initialized"] for r in ranks] == [True, True]
 
