@@ -13,8 +13,8 @@ sees a signature; those calls are skipped (they execute nothing and are cached a
 
 Collectives (``_c10d_functional.*``, ``c10d.*``) are never FLOP gaps: they are tallied as
 communication, with the bytes this rank contributed. FSDP2's copy operators in and out of its
-communication buffers are ignored with a stated reason. Nothing here initializes, reads the state
-of beyond ``is_initialized``/``get_*``, or destroys the caller's process group.
+communication buffers are ignored with a stated reason. The caller's process group is only read
+(``is_initialized``, backend, world size, rank): never initialized, joined or destroyed here.
 """
 
 from __future__ import annotations
