@@ -212,6 +212,8 @@ def _hardware_free_cases() -> dict[str, Bad]:
         "compare-reports-bad-version": Bad(
             lambda _m, _w: torchscan.compare_reports({"schema_version": 99}, {}), ValueError, "schema_version"
         ),
+        "merge-reports-empty": Bad(lambda _m, _w: torchscan.merge_reports([]), ValueError, "reports"),
+        "merge-reports-not-list": Bad(lambda _m, _w: torchscan.merge_reports({}), TypeError, "reports"),
         "compare-benchmarks-check": Bad(
             lambda _m, _w: torchscan.compare_benchmarks({}, {}, check=3), TypeError, "check"
         ),

@@ -19,6 +19,7 @@ FUNCTIONS = [
     "measure_latency",
     "measure_workload",
     "compare_reports",
+    "merge_reports",
     "compare_benchmarks",
     "render_report",
     "metric_result",

@@ -22,6 +22,7 @@ _EXPORTS = {
     "measure_latency": "torchscan.measure.latency",
     "measure_workload": "torchscan.measure.workload",
     "compare_reports": "torchscan.report.compare",
+    "merge_reports": "torchscan.report.merge",
     "compare_benchmarks": "torchscan.measure.compare",
     "render_report": "torchscan.views.render",
     "ModuleCall": "torchscan.extensions",
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from torchscan.process.memory import measure_peak_memory
     from torchscan.process.rss import measure_peak_rss
     from torchscan.report.compare import compare_reports
+    from torchscan.report.merge import merge_reports
     from torchscan.report.schema import (
         AnalysisReport,
         BenchmarkComparison,

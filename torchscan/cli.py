@@ -411,6 +411,21 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from torchscan import merge_reports
+    from torchscan.views.merged_html import merged_summary
+
+    files.check_outputs({"--json": args.json, "--html": args.html}, [Path(p) for p in args.reports])
+    reports = [files.load_report(path) for path in args.reports]
+    with _bad_report("cannot merge the reports"):
+        merged = merge_reports(reports)
+    print(merged_summary(merged), file=_human_stream(args.json))
+    if args.json is not None:
+        _write(args.json, _dump(merged))
+    _write_renderings(merged, args, **_render_options(args))
+    return EXIT_OK
+
+
 def _cmd_rss(args: argparse.Namespace) -> int:
     import subprocess
 
@@ -453,6 +468,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "latency": _cmd_latency,
     "compare": _cmd_compare,
     "render": _cmd_render,
+    "merge": _cmd_merge,
     "rss": _cmd_rss,
 }
 

@@ -180,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
     render.add_argument("--title", type=_text, help="title of the rendering")
 
+    merge = commands.add_parser("merge", help="merge the per-rank reports of one job (merge_reports)")
+    merge.add_argument("reports", nargs="+", metavar="RANK.json")
+    merge.add_argument("--json", metavar="PATH", help="save the merged report ('-' for stdout)")
+    _add_html(merge, svg=False, metric=False)
+
     rss = commands.add_parser("rss", help="peak RSS of a child command (measure_peak_rss)")
     rss.add_argument("--json", metavar="PATH", help="save the MetricResult ('-' for stdout)")
     rss.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from torchscan._version import __version__
+from torchscan.analysis.distributed import process_group_context
 from torchscan.analysis.estimate import field_result
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.analysis.inputs import qualified_name
@@ -294,7 +295,7 @@ def build_report(
     for tensor in input_tensors:
         devices.add(str(tensor.device))
         dtypes.add(str(tensor.dtype))
-    return {
+    report: AnalysisReport = {
         "schema_version": SCHEMA_VERSION,
         "context": {
             "torchscan_version": __version__,
@@ -313,6 +314,11 @@ def build_report(
         "operator_flops": operator_report,
         "diagnostics": diagnostics,
     }
+    # distributed.md 2: the process group of this rank, with the mesh its DTensors were seen on
+    group = operator_report["context"].get("distributed") or process_group_context(None)
+    if group is not None:
+        report["context"]["distributed"] = group
+    return report
 
 
 def incomplete_metrics(report: AnalysisReport) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from torchscan.analysis import distributed
 from torchscan.analysis.phases import PhaseTally, unavailable_phases
 from torchscan.formulas import native_equivalents, operators
 from torchscan.report.diagnostics import diagnostic, error_text
@@ -31,6 +32,7 @@ from torchscan.report.schema import (
     SCHEMA_VERSION,
     Diagnostic,
     FlopReport,
+    MetricResult,
     metric_result,
 )
 
@@ -44,7 +46,8 @@ ATTENTION_REASON = (
 )
 
 # Resolution kinds of one operator packet.
-CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED = range(6)
+# COMMUNICATION: collectives, tallied as bytes by ``distributed`` (distributed.md 3), never FLOP gaps.
+CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION = range(7)
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 _FLOAT_MAX_INT = int(sys.float_info.max)
 
@@ -259,6 +262,7 @@ class OperatorObserver(TorchDispatchMode):
         self.unsupported: dict[str, str] = {}
         self.incomplete: dict[str, str] = {}
         self.phases = PhaseTally()
+        self.distributed = distributed.DistributedTally()  # DTensor logical work, collectives
         self._entered = 0
 
     def __enter__(self) -> OperatorObserver:
@@ -309,8 +313,10 @@ class OperatorObserver(TorchDispatchMode):
             predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(name)
             if predicate is not None:
                 entry.ignore_when, entry.reason = predicate, operators.INDEXING_REASON
-        elif (reason := operators.ignored_reason(name)) is not None:
+        elif (reason := operators.ignored_reason(name) or distributed.ignored_reason(name)) is not None:
             entry = _Entry(name, IGNORED, None, reason)
+        elif distributed.is_communication(name):
+            entry = _Entry(name, COMMUNICATION, None)
         elif torch.Tag.pointwise in getattr(func, "tags", ()):
             entry = _Entry(name, SUPPLEMENTAL, operators.pointwise_fallback())
         else:
@@ -322,8 +328,8 @@ class OperatorObserver(TorchDispatchMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
         kwargs = kwargs or {}
-        if self.suspended:
-            return func(*args, **kwargs)
+        if self.suspended or (self.distributed.depth and self.distributed.skip()):
+            return func(*args, **kwargs)  # skip(): DTensor's sharding propagation on fake tensors
         entry = self._entries.get(func) or self._resolve(func)
         if entry.kind == DECOMPOSED:
             # Re-entering the mode observes every part as an ordinary dispatched operator (counted,
@@ -334,6 +340,9 @@ class OperatorObserver(TorchDispatchMode):
             if out is not NotImplemented:
                 return out
             entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
+        if types and self.distributed.is_dtensor_call(types):
+            # counted at global shapes for logical_total; its local operators come back as executed
+            return self.distributed.dtensor_call(self, entry, func, args, kwargs)
         out = func(*args, **kwargs)
         flops, complete, ignored = self._count(entry, args, kwargs, out)
         if flops or not complete:  # a counted or ignored zero changes no phase: skip the lookup
@@ -358,6 +367,9 @@ class OperatorObserver(TorchDispatchMode):
         if kind == UNCOUNTED:
             self.uncounted[name] = self.uncounted.get(name, 0) + 1
             return 0, False, False
+        if kind == COMMUNICATION:
+            self.distributed.record_collective(name, args)
+            return 0, True, True
         formula = entry.formula
         assert formula is not None
         if kind == CUSTOM:
@@ -461,6 +473,21 @@ class OperatorObserver(TorchDispatchMode):
             scope="workload",
             method=OPERATOR_METHOD,
         )
+        report = self._report(total, diagnostics)
+        tally = self.distributed
+        logical = tally.logical_total(total, bool(diagnostics))
+        if logical is not None:
+            report["logical_total"] = logical
+        communication = tally.communication()
+        if communication is not None:
+            report["communication"] = communication
+        report["diagnostics"] += tally.diagnostics()
+        context = distributed.process_group_context(tally.mesh)
+        if context is not None:
+            report["context"]["distributed"] = context
+        return report
+
+    def _report(self, total: MetricResult, diagnostics: list[Diagnostic]) -> FlopReport:
         return {
             "schema_version": SCHEMA_VERSION,
             "context": {

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from torchscan._version import __version__
+from torchscan.analysis.distributed import process_group_context
 from torchscan.analysis.inputs import describe
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.arguments import ArgumentTypeError, check_count
@@ -109,7 +110,7 @@ def benchmark_context(
 ) -> BenchmarkContext:
     """The 17-key context of a benchmark report; ``threads`` is the count read before timing."""
     processor = processor_name()
-    return {
+    context: BenchmarkContext = {
         "torchscan_version": __version__,
         "torch_version": str(torch.__version__),
         "python_version": platform.python_version(),
@@ -128,6 +129,10 @@ def benchmark_context(
         "min_run_time": settings.min_run_time,
         "min_repeats": settings.min_repeats,
     }
+    group = process_group_context(None)  # distributed.md 4: which rank of which job was timed
+    if group is not None:
+        context["distributed"] = group
+    return context
 
 
 def measure_latency(

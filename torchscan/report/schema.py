@@ -30,6 +30,8 @@ OPERATOR_METHOD = "torch.utils.flop_counter.FlopCounterMode"
 COUNTING_CONVENTION = "torchscan_flops_v1"
 NOT_REQUESTED = "not_requested"
 NOT_APPLICABLE = "not_applicable"
+COMMUNICATION_METHOD = "torchscan_collective_bytes"
+MERGED_REPORT = "merged"
 COMPUTE_FIELDS = ("module_flops", "macs", "dmas")
 SPATIAL_FIELDS = ("receptive_field", "effective_stride", "effective_padding")
 ESTIMATE_FIELDS = COMPUTE_FIELDS + SPATIAL_FIELDS
@@ -196,10 +198,37 @@ class InputsMeta(TypedDict):
 # --- operator FLOPs (formulas.md B.3) -------------------------------------------------------
 
 
+class MeshDimension(TypedDict):
+    name: str
+    size: int
+
+
+class DistributedContext(TypedDict):
+    """``context.distributed`` (distributed.md 2): present only when a process group is initialized."""
+
+    backend: str
+    world_size: int
+    rank: int
+    mesh: list[MeshDimension] | None
+
+
 class FlopContext(TypedDict):
     torch_version: str
     method: str
     counting_convention: str
+    distributed: NotRequired[DistributedContext]
+
+
+class CollectiveCalls(TypedDict):
+    calls: int
+    bytes: int
+
+
+class Communication(TypedDict):
+    """Bytes each rank handed to collectives (distributed.md 3): not wire traffic."""
+
+    total_bytes: MetricResult
+    by_operator: dict[str, CollectiveCalls]
 
 
 class IgnoredOperator(TypedDict):
@@ -228,6 +257,10 @@ class FlopReport(TypedDict):
     by_operator: dict[str, int]
     ignored_operators: dict[str, IgnoredOperator]
     diagnostics: list[Diagnostic]
+    # distributed.md 2-3: logical_total only when a DTensor operator was seen; communication when a
+    # collective ran or a process group is initialized
+    logical_total: NotRequired[MetricResult]
+    communication: NotRequired[Communication]
 
 
 # --- hardware facts the caller states (training-and-hardware.md 3) ---------------------------
@@ -255,6 +288,7 @@ class AnalysisContext(TypedDict):
     dtypes: list[str]
     analysis_mode: NotRequired[Literal["full", "structure"]]
     hardware: NotRequired[HardwareFacts]
+    distributed: NotRequired[DistributedContext]
 
 
 class ParameterStats(TypedDict):
@@ -401,6 +435,7 @@ class BenchmarkContext(TypedDict):
     min_repeats: int
     profile_status: NotRequired[ProfileStatus]
     hardware: NotRequired[HardwareFacts]
+    distributed: NotRequired[DistributedContext]
 
 
 class BenchmarkMeasurement(TypedDict):
@@ -444,3 +479,27 @@ class BenchmarkComparison(TypedDict):
     output_check: Literal["passed", "failed"]
     latency_change: LatencyChange
     context_changes: dict[str, ContextChange]
+
+
+# --- merged per-rank reports (distributed.md 4) -----------------------------------------------
+
+
+class RankTotals(TypedDict):
+    """One rank's totals, unchanged from its report."""
+
+    rank: int
+    totals: dict[str, MetricResult]
+
+
+class MergedReport(TypedDict):
+    """Result of ``merge_reports``: the ranks of one job, merged by the rules of distributed.md 4."""
+
+    schema_version: int
+    report_type: Literal["merged"]
+    merged_type: Literal["flop", "analysis", "benchmark"]
+    ranks: list[int]
+    world_size: int
+    totals: dict[str, MetricResult]
+    imbalance: dict[str, MetricResult]
+    per_rank: list[RankTotals]
+    diagnostics: list[Diagnostic]

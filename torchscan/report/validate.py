@@ -276,6 +276,15 @@ def check_phases(flops: dict[str, Any], where: str) -> None:
 def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root: str) -> None:
     where = _child(root, "operator_flops")
     flops = _object(report, "operator_flops", root)
+    validate_operator_report(flops, where)
+    if "operator_flops" in totals and totals["operator_flops"] != flops["total"]:
+        raise _fail(_child(_child(root, "totals"), "operator_flops"), "must match operator_flops.total")
+
+
+def validate_operator_report(flops: dict[str, Any], where: str) -> None:
+    """Check one FlopReport object (standalone or inside an analysis), distributed parts included."""
+    from torchscan.report.validate_merged import check_distributed_parts
+
     version = flops.get("schema_version")
     if type(version) is not int or version != 1:
         raise _fail(_child(where, "schema_version"), "operator schema_version must be the integer 1")
@@ -295,8 +304,14 @@ def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root:
             raise _fail(_child(location, "reason"), "reason must be a string")
     check_diagnostics(_list(flops, "diagnostics", where), _child(where, "diagnostics"))
     check_phases(flops, where)
-    if "operator_flops" in totals and totals["operator_flops"] != flops["total"]:
-        raise _fail(_child(_child(root, "totals"), "operator_flops"), "must match operator_flops.total")
+    check_distributed_parts(flops, where)
+
+
+def _check_distributed_context(context: dict[str, Any], where: str) -> None:
+    if "distributed" in context:
+        from torchscan.report.validate_merged import check_distributed_context
+
+        check_distributed_context(context["distributed"], _child(where, "distributed"))
 
 
 def validate_analysis_report(report: Any, where: str = "report") -> None:
@@ -319,6 +334,7 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
             isinstance(context[key], list) and all(isinstance(item, str) for item in context[key])
         ):
             raise _fail(_child(_child(root, "context"), key), f"context.{key} must be a list of strings")
+    _check_distributed_context(context, _child(root, "context"))
     layers = _list(report, "layers", root)
     diagnostics = _list(report, "diagnostics", root)
     totals = _object(report, "totals", root)
@@ -384,6 +400,7 @@ def validate_benchmark_report(report: Any, where: str = "report") -> None:
     if type(version) is not int or version != 1:
         raise _fail(f"{where}.schema_version", f"unsupported schema_version {version!r:.40}; expected 1")
     context = _object(report, "context", where)
+    _check_distributed_context(context, f"{where}.context")
     _object(report, "inputs", where)
     _object(report, "measurement", where)
     totals = _object(report, "totals", where)
@@ -520,10 +537,13 @@ def validate_benchmark_comparison(comparison: Any, where: str = "report") -> Non
 
 
 def report_kind(report: Any) -> str:
-    """Classify a report as ``analysis``, ``benchmark`` or ``benchmark_comparison`` (render.md 1.1)."""
+    """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison`` or ``merged``.
+
+    (render.md 1.1; ``merged``: distributed.md 4.)
+    """
     if isinstance(report, Mapping):
-        if report.get("report_type") == "benchmark_comparison":
-            return "benchmark_comparison"
+        if report.get("report_type") in ("benchmark_comparison", "merged"):
+            return str(report["report_type"])
         if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
             return "benchmark"
     return "analysis"
@@ -534,6 +554,10 @@ def validate_report(report: Any) -> str:
     kind = report_kind(report)
     if kind == "benchmark_comparison":
         validate_benchmark_comparison(report)
+    elif kind == "merged":
+        from torchscan.report.validate_merged import validate_merged_report
+
+        validate_merged_report(report)
     elif kind == "benchmark":
         validate_benchmark_report(report)
     else:

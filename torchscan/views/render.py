@@ -44,10 +44,11 @@ def render_report(
 
     ``AnalysisReport`` → an interactive HTML module cost explorer (``format="html"``) or a static
     SVG snapshot of the ``metric`` view (``format="svg"``); with ``before=`` another AnalysisReport,
-    both show a before/after comparison through ``compare_reports``. ``BenchmarkReport`` and
-    ``BenchmarkComparison`` → an HTML page (no SVG, no ``before=``). ``metric=None`` (the
-    default) opens the most complete compute view of ``report`` in HTML (see
-    ``most_complete_view``) and the Module FLOPs view in SVG.
+    both show a before/after comparison through ``compare_reports``. ``BenchmarkReport``,
+    ``BenchmarkComparison`` and a merged report of ``merge_reports`` (per-rank bars of executed FLOPs
+    and latency) → an HTML page (no SVG, no ``before=``). ``metric=None`` (the default) opens the
+    most complete compute view of ``report`` in HTML (see ``most_complete_view``) and the Module
+    FLOPs view in SVG.
 
     Everything is validated first (``ValueError`` naming the location of a problem). The output
     loads nothing from outside the document, escapes every report string, and is byte-identical for
@@ -63,6 +64,12 @@ def render_report(
             raise ValueError(
                 "before= is only for analysis reports; compare benchmarks with compare_benchmarks"
             )
+        if kind == "merged":  # distributed.md 4: per-rank bars of executed FLOPs and latency
+            from torchscan.report.validate_merged import validate_merged_report
+            from torchscan.views.merged_html import render_merged
+
+            validate_merged_report(report)
+            return render_merged(report, title=title)
         from torchscan.views.benchmark_html import render_benchmark, render_benchmark_comparison
 
         if kind == "benchmark":

@@ -1,0 +1,96 @@
+"""What each of the 2 gloo ranks runs for tests/distributed (imported by the spawned processes).
+
+One spawn runs every scenario (spawning costs seconds per process on 2 cores); each scenario returns
+JSON so that the parent process can assert on the reports of both ranks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _mlp() -> Any:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 32))
+
+
+def _fully_shard() -> Any:
+    try:
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:  # torch releases that kept FSDP2 under _composable
+        from torch.distributed._composable.fsdp import fully_shard
+    return fully_shard
+
+
+def acceptance(rank: int) -> dict[str, Any]:
+    """Every exact example of distributed.md 5, plus crawl_module and measure_workload per rank."""
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    import torchscan
+
+    mesh = init_device_mesh("cpu", (2,))
+    results: dict[str, Any] = {}
+
+    a = distribute_tensor(torch.randn(64, 32), mesh, [Shard(0)])
+    b = distribute_tensor(torch.randn(32, 16), mesh, [Replicate()])
+    results["matmul"] = torchscan.measure_flops(lambda: a @ b)
+    # Shard(1) @ Replicate: DTensor chunks and copies B's rows to match, then multiplies locally
+    a1 = distribute_tensor(torch.randn(64, 32), mesh, [Shard(1)])
+    results["redistributed"] = torchscan.measure_flops(lambda: a1 @ b)
+
+    tp = parallelize_module(_mlp(), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    x = torch.randn(8, 32)
+    results["tp_mlp"] = torchscan.measure_flops(lambda: tp(x))
+    results["tp_crawl"] = torchscan.crawl_module(tp, args=(x,))
+    # Timing picks its number of calls per rank from the clock, so a timed workload must run no
+    # collective (ranks would wait on each other's different call counts): a Colwise Linear alone
+    # (replicated input, sharded output) computes without communicating.
+    colwise = parallelize_module(nn.Linear(32, 64), mesh, ColwiseParallel())
+    results["tp_workload"] = torchscan.measure_workload(
+        lambda: colwise(x),
+        device="cpu",
+        metrics=("flops", "latency", "memory"),
+        warmup=1,
+        min_run_time=0.01,
+        min_repeats=2,
+    )
+
+    fsdp = _mlp()
+    _fully_shard()(fsdp, mesh=mesh)
+    results["fsdp"] = torchscan.measure_flops(lambda: fsdp(x).sum().backward())
+
+    from torch.nn.parallel import DistributedDataParallel
+
+    ddp = DistributedDataParallel(_mlp())
+    results["ddp"] = torchscan.measure_flops(lambda: ddp(x).sum().backward())
+
+    # A DTensor operator that raises inside DTensor's dispatch: the same error propagates and no
+    # dispatch mode stays installed (the observer re-entered itself for the local operators).
+    wrong = distribute_tensor(torch.randn(16, 16), mesh, [Replicate()])
+    try:
+        torchscan.measure_flops(lambda: a @ wrong)
+    except RuntimeError as error:
+        results["dtensor_error"] = type(error).__name__
+    results["modes_left"] = torch._C._len_torch_dispatch_stack()
+
+    # TorchScan never destroys (or re-initializes) the caller's process group.
+    results["group_still_initialized"] = dist.is_initialized()
+    return results
+
+
+def raising(rank: int) -> None:
+    """Rank 1 fails: the harness must report it, not hang while rank 0 waits at a collective."""
+    import torch
+    import torch.distributed as dist
+
+    if rank == 1:
+        raise RuntimeError("rank 1 failed on purpose")
+    dist.all_reduce(torch.ones(1))
