@@ -225,3 +225,24 @@ def test_grouped_diagnostics_section() -> None:
         len([li for li in root.find_all("li") if (li.attrs.get("id") or "").startswith("diagnostic-")]) == 13
     )
     assert render_report(tiny_report()).count('id="diagnostic-groups"') == 0
+
+
+def test_context_line_names_keyword_inputs() -> None:
+    """Models called with keyword tensors only (every transformers model) list them by name."""
+    import torch
+    from torch import nn
+
+    from torchscan import crawl_module
+
+    class Masked(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(4, 2)
+
+        def forward(self, x: torch.Tensor, *, mask: torch.Tensor) -> torch.Tensor:
+            return self.proj(x) * mask
+
+    report = crawl_module(Masked(), args=(torch.rand(3, 4),), kwargs={"mask": torch.ones(3, 2)})
+    assert "Inputs (provided): [3, 4], mask=[3, 2] ·" in render_report(report)
+    only_keywords = crawl_module(Masked().proj, kwargs={"input": torch.rand(5, 4)})
+    assert "Inputs (provided): input=[5, 4] ·" in render_report(only_keywords)

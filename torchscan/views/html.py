@@ -79,7 +79,12 @@ def _context_line(report: Mapping[str, Any]) -> str:
     context = report["context"]
     inputs = report["inputs"]
     args = inputs.get("args") if isinstance(inputs.get("args"), list) else []
-    shapes = ", ".join(shape_text(arg) for arg in args) or "none"
+    kwargs = inputs.get("kwargs") if isinstance(inputs.get("kwargs"), Mapping) else {}
+    # transformers models are called with keyword inputs only: list them, named, after the positionals
+    parts = [shape_text(arg) for arg in args] + [
+        f"{name}={shape_text(meta)}" for name, meta in kwargs.items()
+    ]
+    shapes = ", ".join(parts) or "none"
     devices = ", ".join(context.get("devices", [])) or "unknown"
     dtypes = ", ".join(context.get("dtypes", [])) or "unknown"
     mode = context.get("analysis_mode", "full")
