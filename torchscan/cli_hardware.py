@@ -103,6 +103,6 @@ def hardware_lines(report: Mapping[str, Any]) -> list[str]:
             f"intensity    {figure(totals['arithmetic_intensity'], lambda v: f'{v:.4g} FLOPs/byte')}"
             "   (module FLOPs / DMA bytes)",
             f"roofline     {figure(totals['roofline_seconds'], seconds)}"
-            "   (a model's lower bound on time under the stated facts, not a measurement)",
+            "   (a model under the stated facts, not a measurement)",
         ]
     return lines

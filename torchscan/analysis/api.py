@@ -139,7 +139,8 @@ def crawl_module(
     ``hardware`` (the caller's stated ``peak_flops_per_second`` and optional
     ``memory_bandwidth_bytes_per_second``; training-and-hardware.md 3) is copied into
     ``context.hardware`` and adds ``arithmetic_intensity`` and ``roofline_seconds`` to each layer
-    with module FLOPs and to the totals: a model's lower bound on time, never a measurement.
+    with module FLOPs and to the totals: a model of the DMA convention's algorithm under the stated
+    facts, never a measurement (convolutions usually run faster than it).
     """
     check_bool(strict, "strict")
     shapes, call_args, call_kwargs, mapping, handlers = _prepare(

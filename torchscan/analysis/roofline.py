@@ -5,10 +5,11 @@ for the totals: bytes = DMAs × the element size of the call's floating dtype,
 ``arithmetic_intensity`` = module FLOPs ÷ bytes (``FLOPs/byte``) and ``roofline_seconds`` =
 max(FLOPs ÷ peak, bytes ÷ bandwidth) (``seconds``, method ``roofline_model``).
 
-What these numbers do NOT mean: they are a model, never a measurement. DMAs are logical element
-reads and writes under TorchScan's convention, not hardware traffic (no caches, no fusion, no
-re-reads), so roofline time is a lower bound on the time of the call only under the stated peak and
-bandwidth, and only as far as the module formulas describe the work.
+What these numbers do NOT mean: they are a model, never a measurement. DMAs are the logical element
+reads and writes of the staged dense algorithm of formulas.md, not hardware traffic: a convolution
+reads each input element once per output channel and kernel tap, where real kernels reuse it from
+caches. Roofline time is therefore a lower bound only for that algorithm under the stated peak and
+bandwidth; measured convolutions usually run faster than it, and any call can run slower.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def arithmetic_intensity(flops: MetricResult | None, moved: MetricResult, scope:
 def roofline_seconds(
     flops: MetricResult | None, moved: MetricResult, peak: float, bandwidth: float | None, scope: str
 ) -> MetricResult:
-    """max(FLOPs ÷ peak, bytes ÷ bandwidth) in seconds: a lower bound on time under the stated facts.
+    """max(FLOPs ÷ peak, bytes ÷ bandwidth) in seconds: the DMA convention's algorithm, stated facts.
 
     Both terms grow with their inputs, so a partial input gives a partial (lower-bound) result; an
     unavailable input, or no stated bandwidth, gives ``unavailable``.

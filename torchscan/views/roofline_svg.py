@@ -20,10 +20,11 @@ WIDTH, HEIGHT = 720, 360
 LEFT, RIGHT, TOP, BOTTOM = 78, 20, 20, 48
 MAX_POINTS = 2000  # the largest calls by FLOPs; the rest are counted in the note, not drawn
 NOTE = (
-    "A model, never a measurement: DMAs are logical element reads and writes (no caches, fusion or "
-    "re-reads), so the roofline time is a lower bound on time only under the stated peak and "
-    "bandwidth. A measured call can be slower for many reasons, and faster when its data stays in "
-    "caches that outrun the stated bandwidth. The facts are the caller's; TorchScan has no device table."
+    "A model, never a measurement: DMAs are the logical element reads and writes of the staged dense "
+    "algorithm of TorchScan's formulas, not hardware traffic. Convolutions count each input element "
+    "once per output channel and kernel tap, so real kernels, which reuse data in caches, usually run "
+    "faster than their roofline time; any call can also be slower. The facts are the caller's; "
+    "TorchScan has no device table."
 )
 
 
