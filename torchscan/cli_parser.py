@@ -12,6 +12,13 @@ from typing import NoReturn
 
 from torchscan._version import __version__
 from torchscan.cli_targets import UsageError
+from torchscan.views.geometry import VIEWS
+
+# render.md: without --metric the HTML opens the most complete compute view of the report and an
+# SVG snapshot shows Module FLOPs (render_report's own defaults; the CLI passes None through).
+METRIC_HELP = (
+    f"view shown: {', '.join(VIEWS)} (default: the most complete view in HTML, module_flops in SVG)"
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -97,9 +104,7 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
         parser.add_argument("--svg", metavar="PATH", help="save the SVG snapshot")
     parser.add_argument("--title", type=_text, help="title of the rendering")
     if metric:
-        parser.add_argument(
-            "--metric", type=_text, help="metric shown first: module_flops, macs, dmas, parameters, ..."
-        )
+        parser.add_argument("--metric", type=_text, metavar="VIEW", help=METRIC_HELP)
 
 
 def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
@@ -174,9 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     outputs = render.add_mutually_exclusive_group(required=True)
     outputs.add_argument("--html", metavar="PATH")
     outputs.add_argument("--svg", metavar="PATH")
-    render.add_argument(
-        "--metric", type=_text, help="module_flops (default), macs, dmas, parameters or parameter_bytes"
-    )
+    render.add_argument("--metric", type=_text, metavar="VIEW", help=METRIC_HELP)
     render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
     render.add_argument("--title", type=_text, help="title of the rendering")
 
