@@ -71,6 +71,13 @@ def _text(text: str) -> str:
     return text
 
 
+def _view(text: str) -> str:
+    """A ``--metric`` view name, checked at parse time so a typo never waits for the model to run."""
+    if _text(text) not in VIEWS:
+        raise argparse.ArgumentTypeError(f"unknown view {text[:60]!r}; choose from {', '.join(VIEWS)}")
+    return text
+
+
 def _non_blank(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be blank")
@@ -104,7 +111,7 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
         parser.add_argument("--svg", metavar="PATH", help="save the SVG snapshot")
     parser.add_argument("--title", type=_text, help="title of the rendering")
     if metric:
-        parser.add_argument("--metric", type=_text, metavar="VIEW", help=METRIC_HELP)
+        parser.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
 
 
 def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
@@ -179,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     outputs = render.add_mutually_exclusive_group(required=True)
     outputs.add_argument("--html", metavar="PATH")
     outputs.add_argument("--svg", metavar="PATH")
-    render.add_argument("--metric", type=_text, metavar="VIEW", help=METRIC_HELP)
+    render.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
     render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
     render.add_argument("--title", type=_text, help="title of the rendering")
 

@@ -34,3 +34,23 @@ def test_metric_help_lists_every_view_and_the_real_default(
         assert view in text
     assert "module_flops (default)" not in text
     assert "the most complete view in HTML, module_flops in SVG" in text
+
+
+def test_bad_metric_is_refused_before_the_target_is_even_loaded(capsys: pytest.CaptureFixture[str]) -> None:
+    # The target module does not exist: had the model been built (or the target resolved) first,
+    # the error would name the target instead of --metric.
+    argv = ["scan", "no_such_package_xyz:model", "--html", "x.html", "--metric", "flops"]
+    status, _, err = run(capsys, *argv)
+    assert_usage_error(status, err)
+    assert "argument --metric: unknown view 'flops'; choose from module_flops, operator_flops" in err
+    assert "no_such_package_xyz" not in err
+
+
+@pytest.mark.parametrize("command", [["render", "r.json", "--svg", "x.svg"], ["compare", "a.json", "b.json"]])
+def test_bad_metric_is_refused_before_any_report_is_read(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    status, _, err = run(capsys, *command, "--metric", "operator_flops_self")
+    assert_usage_error(status, err)
+    assert "--metric" in err and "operator_flops_self" in err
+    assert "r.json" not in err and "a.json" not in err  # the (missing) files were never opened
