@@ -152,6 +152,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                     model,
                     spec.api_shape(),
                     max_depth=args.max_depth,
+                    col_names=args.columns,
+                    fold=args.fold,
                     receptive_field=args.receptive_field,
                     effective_rf_stats=args.effective_rf_stats,
                     dtype=spec.dtypes,

@@ -13,6 +13,7 @@ from typing import NoReturn
 from torchscan._version import __version__
 from torchscan.cli_targets import UsageError
 from torchscan.views.geometry import VIEWS
+from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
 
 # render.md: without --metric the HTML opens the most complete compute view of the report and an
 # SVG snapshot shows Module FLOPs (render_report's own defaults; the CLI passes None through).
@@ -76,6 +77,19 @@ def _view(text: str) -> str:
     if _text(text) not in VIEWS:
         raise argparse.ArgumentTypeError(f"unknown view {text[:60]!r}; choose from {', '.join(VIEWS)}")
     return text
+
+
+def _columns(text: str) -> tuple[str, ...]:
+    """``--columns a,b,c``: the ``col_names`` of ``summary``, checked by the table view itself."""
+    from torchscan.views.table import check_table_options
+
+    names = [name.strip() for name in _text(text).split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError("give comma-separated column names, e.g. params,module_flops")
+    try:
+        return check_table_options(col_names=names, max_depth=None, fold=True)
+    except ValueError as error:  # the same words as the API's, minus its argument name
+        raise argparse.ArgumentTypeError(str(error).removeprefix("col_names: ")) from None
 
 
 def _non_blank(text: str) -> str:
@@ -147,6 +161,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_at_least(1),
         metavar="N",
         help="deepest table row (root = 0; default: fit ~60 lines)",
+    )
+    scan.add_argument(
+        "--columns",
+        type=_columns,
+        metavar="A,B,...",
+        help=f"table columns, in order: {', '.join(COLUMNS)} (default: {', '.join(DEFAULT_COLUMNS)})",
+    )
+    scan.add_argument(
+        "--no-fold",
+        dest="fold",
+        action="store_false",
+        help="list repeated identical blocks one by one instead of one (×N) row",
     )
     scan.add_argument("--receptive-field", action="store_true", help="add the receptive field column")
     scan.add_argument(
