@@ -17,9 +17,7 @@ from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
 
 # render.md: without --metric the HTML opens the most complete compute view of the report and an
 # SVG snapshot shows Module FLOPs (render_report's own defaults; the CLI passes None through).
-METRIC_HELP = (
-    f"view shown: {', '.join(VIEWS)} (default: the most complete view in HTML, module_flops in SVG)"
-)
+METRIC_HELP = f"view shown: {', '.join(VIEWS)} (default: the most complete view in HTML, module_flops in SVG)"
 
 
 class Parser(argparse.ArgumentParser):

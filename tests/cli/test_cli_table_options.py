@@ -72,7 +72,9 @@ def _rows(out: str) -> list[list[str]]:
     """The table's body rows (between the two ``===`` rules), split on runs of two spaces."""
     lines = out.splitlines()
     rules = [i for i, line in enumerate(lines) if line.startswith("=")]
-    return [[cell.strip() for cell in line.split("  ") if cell.strip()] for line in lines[rules[0] + 1 : rules[1]]]
+    return [
+        [cell.strip() for cell in line.split("  ") if cell.strip()] for line in lines[rules[0] + 1 : rules[1]]
+    ]
 
 
 def test_columns_pick_the_table_columns_in_order(capsys: pytest.CaptureFixture[str], repeated: str) -> None:
