@@ -6,9 +6,11 @@ a bad value), that the message names the offending argument, and that no model o
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,9 @@ import torch
 from torch import nn
 
 import torchscan
+from tests.report.test_merge_reports import benchmark_report, flop_report
+from torchscan.cli import main
+from torchscan.views.table import format_table
 
 
 class _Probe(nn.Module):
@@ -229,11 +234,100 @@ def _hardware_free_cases() -> dict[str, Bad]:
     }
 
 
-CASES = _hardware_free_cases()
+GOOD_HARDWARE = {"name": "laptop", "peak_flops_per_second": 1e11}
+PEAK = "peak_flops_per_second"
+BANDWIDTH = "memory_bandwidth_bytes_per_second"
+# training-and-hardware.md 3 / issue 13 "Bad input": each bad hardware= value, the exception and the
+# key its message must name. Used for every API that takes hardware= (and, as files, for the CLI).
+BAD_HARDWARE: dict[str, tuple[object, type[Exception], str]] = {
+    "not-a-mapping": ([("name", "laptop")], TypeError, "hardware must be a mapping"),
+    "unknown-key": ({**GOOD_HARDWARE, "tflops": 1}, ValueError, "tflops"),
+    "missing-peak": ({"name": "laptop"}, ValueError, PEAK),
+    "missing-name": ({PEAK: 1e11}, ValueError, "name"),
+    "peak-zero": ({**GOOD_HARDWARE, PEAK: 0}, ValueError, PEAK),
+    "peak-negative": ({**GOOD_HARDWARE, PEAK: -1e11}, ValueError, PEAK),
+    "peak-nan": ({**GOOD_HARDWARE, PEAK: math.nan}, ValueError, PEAK),
+    "peak-inf": ({**GOOD_HARDWARE, PEAK: math.inf}, ValueError, PEAK),
+    "peak-huge-int": ({**GOOD_HARDWARE, PEAK: 10**400}, ValueError, PEAK),
+    "peak-bool": ({**GOOD_HARDWARE, PEAK: True}, TypeError, PEAK),
+    "peak-str": ({**GOOD_HARDWARE, PEAK: "1e11"}, TypeError, PEAK),
+    "bandwidth-zero": ({**GOOD_HARDWARE, BANDWIDTH: 0}, ValueError, BANDWIDTH),
+    "bandwidth-bool": ({**GOOD_HARDWARE, BANDWIDTH: False}, TypeError, BANDWIDTH),
+    "name-int": ({**GOOD_HARDWARE, "name": 1}, TypeError, "name"),
+}
+
+
+def _format_table(**kwargs: Any) -> Callable[[_Probe, Callable[[], Any]], object]:
+    # The options are checked before the report is read, so an empty dict stands in for one.
+    return lambda _model, _work: format_table({}, **kwargs)
+
+
+def _merge(*builders: Callable[[], object]) -> Callable[[_Probe, Callable[[], Any]], object]:
+    return lambda _model, _work: torchscan.merge_reports([build() for build in builders])
+
+
+def _without_distributed() -> object:
+    report = flop_report(0)
+    del report["context"]["distributed"]
+    return report
+
+
+def _session_cases() -> dict[str, Bad]:
+    """Options added after the first catalogue: table views, progress, hardware=, merge_reports."""
+    cases = {
+        # --- summary / format_table: col_names, fold, max_depth (issue 15) ------------------------
+        "summary-col-names-str": Bad(_summary(col_names="params"), TypeError, "col_names"),
+        "summary-col-names-unknown": Bad(_summary(col_names=["params", "flops"]), ValueError, "col_names"),
+        "summary-col-names-int": Bad(_summary(col_names=["params", 1]), TypeError, "col_names"),
+        "summary-col-names-twice": Bad(_summary(col_names=["params", "params"]), ValueError, "col_names"),
+        "summary-fold-str": Bad(_summary(fold="no"), TypeError, "fold"),
+        "summary-fold-int": Bad(_summary(fold=0), TypeError, "fold"),
+        "summary-max-depth-zero": Bad(_summary(max_depth=0), ValueError, "max_depth"),
+        "table-col-names-unknown": Bad(_format_table(col_names=["Param #"]), ValueError, "col_names"),
+        "table-col-names-bytes": Bad(_format_table(col_names=b"params"), TypeError, "col_names"),
+        "table-fold-none": Bad(_format_table(fold=None), TypeError, "fold"),
+        "table-max-depth-zero": Bad(_format_table(max_depth=0), ValueError, "max_depth"),
+        "table-max-depth-negative": Bad(_format_table(max_depth=-2), ValueError, "max_depth"),
+        # --- progress: None, a bool or a callable ---------------------------------------------------
+        "latency-progress-int": Bad(_latency(progress=3), TypeError, "progress"),
+        "latency-progress-str": Bad(_latency(progress="yes"), TypeError, "progress"),
+        "workload-progress-str": Bad(_workload(progress="tqdm"), TypeError, "progress"),
+        "profile-progress-float": Bad(_profile(progress=1.5), TypeError, "progress"),
+        # --- merge_reports (issue 14) --------------------------------------------------------------
+        "merge-reports-non-report": Bad(_merge(lambda: flop_report(0), lambda: 7), ValueError, "reports[1]"),
+        "merge-reports-not-a-known-report": Bad(
+            _merge(lambda: {"schema_version": 1}), ValueError, "reports[0]"
+        ),
+        "merge-reports-duplicate-ranks": Bad(
+            _merge(lambda: flop_report(0), lambda: flop_report(0)), ValueError, "duplicate ranks"
+        ),
+        "merge-reports-mixed-world-sizes": Bad(
+            _merge(lambda: flop_report(0), lambda: flop_report(1, world_size=4)), ValueError, "world sizes"
+        ),
+        "merge-reports-mixed-types": Bad(
+            _merge(lambda: flop_report(0), lambda: benchmark_report(1, 0.1, 1)),
+            ValueError,
+            "mix report types",
+        ),
+        "merge-reports-no-distributed-context": Bad(
+            _merge(_without_distributed), ValueError, "context.distributed"
+        ),
+    }
+    # --- hardware= on measure_workload and crawl_module/summary (issue 13) -------------------------
+    for name, (value, error, key) in BAD_HARDWARE.items():
+        cases[f"workload-hardware-{name}"] = Bad(_workload(hardware=value), error, key)
+        cases[f"crawl-hardware-{name}"] = Bad(_crawl(hardware=value), error, key)
+        cases[f"summary-hardware-{name}"] = Bad(_summary(hardware=value), error, key)
+    return cases
+
+
+CASES = {**_hardware_free_cases(), **_session_cases()}
 
 
 def test_catalogue_is_large_enough() -> None:
     assert len(CASES) >= 60
+    # Each case once: merging the two groups must not silently replace one case by another.
+    assert not _hardware_free_cases().keys() & _session_cases().keys()
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
@@ -249,3 +343,78 @@ def test_bad_input_is_refused_before_any_model_code(case: Bad) -> None:
         case.call(model, work)
     assert case.names in str(raised.value), str(raised.value)
     assert model.calls == 0 and not ran, "model code ran before the argument was refused"
+
+
+# --- the command line: bad files are usage errors (status 2, one line) before any model is built ---
+
+# A --hardware file holding each BAD_HARDWARE value, and what the message must name. The CLI's
+# strict reader refuses JSON's NaN/Infinity constants as "not valid JSON"; an overflowing literal
+# (1e400) still parses, as inf, and is refused by the same check as the API's.
+CLI_HARDWARE: dict[str, tuple[str, str]] = {
+    "not-json": ("not json", "not valid JSON"),
+    "nan-constant": ('{"name": "x", "peak_flops_per_second": NaN}', "not valid JSON"),
+    "infinity-constant": ('{"name": "x", "peak_flops_per_second": Infinity}', "not valid JSON"),
+    "peak-overflowing-literal": ('{"name": "x", "peak_flops_per_second": 1e400}', PEAK),
+    **{
+        name: (json.dumps(value), key)
+        for name, (value, _error, key) in BAD_HARDWARE.items()
+        if not name.endswith(("-nan", "-inf"))
+    },
+}
+REFUSING = "def build():\n    raise RuntimeError('the model must not be built')\n"
+
+
+def _one_line_usage_error(status: int, err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1 and lines[0].startswith("torchscan: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["scan", "latency"])
+@pytest.mark.parametrize(("content", "word"), CLI_HARDWARE.values(), ids=CLI_HARDWARE.keys())
+def test_cli_bad_hardware_file_is_refused_before_the_model_is_built(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, content: str, word: str
+) -> None:
+    (tmp_path / "refusing.py").write_text(
+        "def build():\n    raise RuntimeError('the model must not be built')\n"
+    )
+    hardware = tmp_path / "bad.json"
+    hardware.write_text(content)
+    argv = [command, f"{tmp_path / 'refusing.py'}:build", "--input-shape", "4", "--hardware", str(hardware)]
+    status = main(argv)
+    line = _one_line_usage_error(status, capsys.readouterr().err)
+    assert "--hardware" in line and word in line
+    assert "must not be built" not in line
+
+
+def _rank_files(*reports: object) -> Callable[[Path], list[str]]:
+    def save(folder: Path) -> list[str]:
+        paths = []
+        for index, report in enumerate(reports):
+            path = folder / f"rank{index}.json"
+            path.write_text(report if isinstance(report, str) else json.dumps(report))
+            paths.append(str(path))
+        return paths
+
+    return save
+
+
+CLI_MERGE: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "not-json": (_rank_files(flop_report(0), "{"), "rank1.json' is not valid JSON"),
+    "not-an-object": (_rank_files("[1]"), "rank0.json' is not a JSON object"),
+    "not-a-report": (_rank_files({"schema_version": 1}), "reports[0] is not a FlopReport"),
+    "duplicate-ranks": (_rank_files(flop_report(0), flop_report(0)), "duplicate ranks [0]"),
+    "mixed-world-sizes": (_rank_files(flop_report(0), flop_report(1, world_size=4)), "world sizes"),
+    "mixed-types": (_rank_files(flop_report(0), benchmark_report(1, 0.1, 1)), "mix report types"),
+    "no-distributed-context": (_rank_files(_without_distributed()), "context.distributed"),
+}
+
+
+@pytest.mark.parametrize(("files", "word"), CLI_MERGE.values(), ids=CLI_MERGE.keys())
+def test_cli_merge_of_bad_files_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, files: Callable[[Path], list[str]], word: str
+) -> None:
+    merged = tmp_path / "merged.json"
+    status = main(["merge", *files(tmp_path), "--json", str(merged)])
+    assert word in _one_line_usage_error(status, capsys.readouterr().err)
+    assert not merged.exists()

@@ -13,8 +13,6 @@ import argparse
 import contextlib
 import json
 import sys
-import threading
-import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,6 +23,7 @@ from torchscan import cli_files as files
 from torchscan import cli_format as fmt
 from torchscan import cli_hardware as hw
 from torchscan.cli_parser import build_parser
+from torchscan.cli_status import status_line
 from torchscan.cli_targets import UsageError
 
 if TYPE_CHECKING:
@@ -55,9 +54,24 @@ def _dump(report: Any) -> str:
     return json.dumps(report, indent=2, allow_nan=False) + "\n"
 
 
-def _human_stream(*json_outputs: str | None) -> TextIO:
-    """Tables go to stderr when a JSON output goes to stdout, so stdout stays parseable."""
-    return sys.stderr if "-" in json_outputs else sys.stdout
+_OUTPUTS = ("json", "html", "svg")
+
+
+def _human_stream(args: argparse.Namespace) -> TextIO:
+    """Tables go to stderr when an output goes to stdout, so stdout holds that output alone."""
+    return sys.stderr if "-" in (getattr(args, name, None) for name in _OUTPUTS) else sys.stdout
+
+
+def _outputs_to_stdout(args: argparse.Namespace) -> None:
+    """Spell every output that is standard output (``/dev/stdout``, a redirect's file) as ``-``.
+
+    Done once, right after parsing, so every command treats ``--json /dev/stdout > f`` exactly like
+    ``--json - > f``: the tables move to stderr and the output is written to the stream in place.
+    """
+    for name in _OUTPUTS:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and files.names_stdout(value):
+            setattr(args, name, "-")
 
 
 def _render(report: Any, fmt_name: str, **options: Any) -> str:
@@ -140,7 +154,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
 
     incomplete: Any = None
     table = io.StringIO()  # printed once the status line is gone, so the two never interleave
-    with _status(f"loading {args.target} …") as status:
+    with status_line(f"loading {args.target} …") as status:
         _target, model, spec = _load_model(args)
         from torchscan import IncompleteAnalysisError, summary
 
@@ -152,6 +166,8 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                     model,
                     spec.api_shape(),
                     max_depth=args.max_depth,
+                    col_names=args.columns,
+                    fold=args.fold,
                     receptive_field=args.receptive_field,
                     effective_rf_stats=args.effective_rf_stats,
                     dtype=spec.dtypes,
@@ -162,9 +178,9 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                 )
             except IncompleteAnalysisError as error:
                 incomplete, report = error, error.report
-    _human_stream(args.json).write(table.getvalue())
+    _human_stream(args).write(table.getvalue())
     for line in hw.hardware_lines(report):
-        print(line, file=_human_stream(args.json))
+        print(line, file=_human_stream(args))
     if args.json is not None:
         _write(args.json, _dump(report))
     _write_renderings(report, args, **_render_options(args))
@@ -209,10 +225,10 @@ def _cmd_flops(args: argparse.Namespace) -> int:
             with torch.no_grad():
                 model(*inputs)
 
-    with contextlib.redirect_stdout(_human_stream(args.json)):  # keep `--json -` parseable
+    with contextlib.redirect_stdout(_human_stream(args)):  # keep `--json -` parseable
         report = measure_flops(workload)
     what = hw.TRAIN_STEP if args.train else "one eval/no-grad forward"
-    print(fmt.flop_report(report, f"operator FLOPs of {args.target}: {what}"), file=_human_stream(args.json))
+    print(fmt.flop_report(report, f"operator FLOPs of {args.target}: {what}"), file=_human_stream(args))
     if args.json is not None:
         _write(args.json, _dump(report))
     if args.strict and report["total"]["status"] != "complete":
@@ -221,67 +237,8 @@ def _cmd_flops(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-class _Status:
-    """One self-updating stderr line with elapsed seconds, ticking every second (terminals only).
-
-    The ticker starts at once, so something is on screen from the first second of a slow import or
-    analysis; ``set`` changes the text (a progress callback of the timing APIs calls it).
-    """
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.start = time.perf_counter()
-        self.lock = threading.Lock()
-        self.done = threading.Event()
-        self.shown = False
-
-    def set(self, text: str) -> None:
-        """Show ``text`` now (followed by the elapsed seconds)."""
-        self.text = text
-        self._draw()
-
-    def _draw(self) -> None:
-        with self.lock:
-            if self.done.is_set():
-                return
-            elapsed = time.perf_counter() - self.start
-            sys.stderr.write(f"\rtorchscan: {self.text} ({elapsed:.0f} s elapsed)\033[K")
-            sys.stderr.flush()
-            self.shown = True
-
-    def _tick(self) -> None:
-        while not self.done.wait(1.0):
-            self._draw()
-
-    def clear(self) -> None:
-        """Stop ticking and erase the line."""
-        with self.lock:
-            self.done.set()
-            if self.shown:
-                sys.stderr.write("\r\033[K")
-                sys.stderr.flush()
-                self.shown = False
-
-
-@contextlib.contextmanager
-def _status(text: str) -> Iterator[_Status | None]:
-    """A :class:`_Status` line while the block runs, or ``None`` when stderr is not a terminal."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    status = _Status(text)
-    status.set(text)
-    thread = threading.Thread(target=status._tick, daemon=True)
-    thread.start()
-    try:
-        yield status
-    finally:
-        status.clear()
-        thread.join()
-
-
 def _cmd_latency(args: argparse.Namespace) -> int:
-    with _status(f"loading {args.target} …") as status:  # before importing torch: it takes seconds
+    with status_line(f"loading {args.target} …") as status:  # before importing torch: it takes seconds
         import torch
 
         from torchscan import cli_targets as targets
@@ -314,7 +271,7 @@ def _cmd_latency(args: argparse.Namespace) -> int:
             "min_repeats": args.min_repeats,
             "progress": progress,
         }
-        with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args.json)):
+        with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args)):
             if args.hardware_facts is None:
                 report: Any = measure_latency(workload, **settings)
             else:  # utilization needs the operator FLOPs too: a separate counting pass after the timing
@@ -324,9 +281,9 @@ def _cmd_latency(args: argparse.Namespace) -> int:
                     hardware=args.hardware_facts,
                     **settings,
                 )
-    print(fmt.benchmark(report, args.target), file=_human_stream(args.json))
+    print(fmt.benchmark(report, args.target), file=_human_stream(args))
     for line in hw.hardware_lines(report):
-        print(line, file=_human_stream(args.json))
+        print(line, file=_human_stream(args))
     if args.json is not None:
         _write(args.json, _dump(report))
     _write_renderings(report, args, **_render_options(args))
@@ -387,7 +344,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.html is not None:
         with _bad_report("cannot render the comparison"):
             page = _render(after, "html", before=before, **_render_options(args))
-    print(table, file=_human_stream(args.json))
+    print(table, file=_human_stream(args))
     if saved is not None:
         _write(args.json, saved)
     if page is not None:
@@ -419,7 +376,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     reports = [files.load_report(path) for path in args.reports]
     with _bad_report("cannot merge the reports"):
         merged = merge_reports(reports)
-    print(merged_summary(merged), file=_human_stream(args.json))
+    print(merged_summary(merged), file=_human_stream(args))
     if args.json is not None:
         _write(args.json, _dump(merged))
     _write_renderings(merged, args, **_render_options(args))
@@ -449,7 +406,7 @@ def _cmd_rss(args: argparse.Namespace) -> int:
         raise UsageError(_one_line(error)) from None
     except OSError as error:
         raise UsageError(f"cannot start {command[0]!r}: {error.strerror or error}") from None
-    stream = _human_stream(args.json)
+    stream = _human_stream(args)
     print(fmt.rss(result), file=stream)
     print(json.dumps(result, indent=2, allow_nan=False), file=stream)
     if args.json is not None:
@@ -488,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # about any result; it is silenced for this message alone, for the command's duration.
             warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
             with files.cleanup_on_signals():  # no temporary file outlives a SIGTERM/SIGINT
+                _outputs_to_stdout(args)
                 return _COMMANDS[args.command](args)
     except UsageError as error:
         # One line whatever the message carries (an OS or validator text may hold newlines).

@@ -1,9 +1,11 @@
 """Output and input files of the ``torchscan`` command line (cli.md, "Exit status and errors").
 
-Outputs go where the user's path finally points: a symlink is followed and kept (its target is
-replaced atomically, the temporary file in the *target's* folder so the rename never crosses a
-filesystem), a character device or a FIFO (``/dev/null``, ``/dev/stdout``, a named pipe) is written
-in place, and directories, sockets and block devices are refused with a :class:`UsageError`.
+Outputs go where the user's path finally points: ``-`` and any path that is this process's standard
+output (``/dev/stdout``, ``/dev/fd/1``, or the file the shell redirected stdout to) are written to
+``sys.stdout``, the same for standard error, a symlink is followed and kept (its target is replaced
+atomically, the temporary file in the *target's* folder so the rename never crosses a filesystem),
+a character device or a FIFO (``/dev/null``, a named pipe) is written in place, and directories,
+sockets and block devices are refused with a :class:`UsageError`.
 Temporary files are registered before they exist, so a SIGTERM, SIGHUP or SIGINT during a write
 removes them (:func:`cleanup_on_signals`) and the process still ends the conventional way.
 """
@@ -35,8 +37,9 @@ _SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGINT
 class Destination:
     """Where an output path really points: ``path`` after following symlinks, and how to write it.
 
-    ``how`` is ``"replace"`` (a regular file, new or existing: atomic temporary file then rename)
-    or ``"stream"`` (a character device or a FIFO: opened and written in place, never replaced).
+    ``how`` is ``"replace"`` (a regular file, new or existing: atomic temporary file then rename),
+    ``"stream"`` (a character device or a FIFO: opened and written in place, never replaced), or
+    ``"stdout"``/``"stderr"`` (the process's own stream, whatever it is connected to).
     """
 
     path: Path
@@ -56,9 +59,47 @@ def _describe(mode: int) -> str | None:
     return None
 
 
+def _own_stream(path: Path) -> str | None:
+    """``"stdout"``/``"stderr"`` when ``path`` is the file behind this process's stdout/stderr.
+
+    Compared by device and inode, so ``/dev/stdout`` is recognised whether stdout is a terminal, a
+    pipe or a redirected file. Resolving the path instead would be wrong twice: a pipe's
+    ``/proc/self/fd/1`` resolves to a name like ``pipe:[1234]`` that cannot be opened, and a
+    redirected file would be *replaced* by the atomic rename while the shell's stream still points
+    at the old, unlinked inode.
+    """
+    try:
+        target = os.stat(path)
+    except (OSError, ValueError):  # missing, unreadable, or a NUL byte in the name
+        return None
+    for name, stream, fallback in (("stdout", sys.stdout, 1), ("stderr", sys.stderr, 2)):
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # a replaced stream (a test's capture)
+            fd = fallback
+        with contextlib.suppress(OSError):
+            if os.path.samestat(target, os.fstat(fd)):
+                return name
+    return None
+
+
+def names_stdout(value: str) -> bool:
+    """True for ``-`` and for any path that is this process's standard output (see :func:`_own_stream`)."""
+    return value == "-" or _own_stream(Path(value)) == "stdout"
+
+
 def destination(option: str, value: str) -> Destination:
     """Classify the output ``value`` of ``option``; raise :class:`UsageError` when it cannot be written."""
     given = Path(value)
+    own = _own_stream(given)
+    if own is not None:
+        return Destination(given, own)
+    with contextlib.suppress(OSError, ValueError):
+        # A device or pipe reached through /dev/fd/N or /proc/self/fd/N is opened by the name given:
+        # its resolved name (e.g. "pipe:[1234]") is not a path anything can open.
+        mode = os.stat(given).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+            return Destination(given, "stream")
     # realpath (not strict) follows every symlink it can, so a dangling link yields the path it
     # names: the file to create there, inside a folder that must exist.
     real = Path(os.path.realpath(given))
@@ -89,8 +130,16 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | None]) -> None:
     """Refuse (status 2) outputs that name an input, each other, or cannot be written (see above)."""
     chosen: dict[str, Path] = {}
+    to_stdout: list[str] = []
     for option, value in outputs.items():
-        if value is None or value == "-":
+        if value is None:
+            continue
+        if names_stdout(value):
+            to_stdout.append(option)
+            if len(to_stdout) > 1:
+                raise UsageError(
+                    f"{to_stdout[0]} and {option} both write to standard output; give one a file"
+                )
             continue
         path = destination(option, value).path
         for source in inputs:
@@ -149,6 +198,11 @@ def write(value: str, text: str, option: str = "output") -> None:
     except UnicodeEncodeError as error:  # lone surrogates, e.g. from undecodable command-line bytes
         raise UsageError(f"cannot write {value!r}: the text is not valid UTF-8 ({error.reason})") from None
     where = destination(option, value)
+    if where.how in ("stdout", "stderr"):  # the stream itself: never reopened, never renamed over
+        stream = sys.stdout if where.how == "stdout" else sys.stderr
+        stream.write(text)
+        stream.flush()
+        return
     try:
         (_replace if where.how == "replace" else _stream)(where.path, data)
     except OSError as error:

@@ -12,6 +12,12 @@ from typing import NoReturn
 
 from torchscan._version import __version__
 from torchscan.cli_targets import UsageError
+from torchscan.views.geometry import VIEWS
+from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
+
+# render.md: without --metric the HTML opens the most complete compute view of the report and an
+# SVG snapshot shows Module FLOPs (render_report's own defaults; the CLI passes None through).
+METRIC_HELP = f"view shown: {', '.join(VIEWS)} (default: the most complete view in HTML, module_flops in SVG)"
 
 
 class Parser(argparse.ArgumentParser):
@@ -64,6 +70,26 @@ def _text(text: str) -> str:
     return text
 
 
+def _view(text: str) -> str:
+    """A ``--metric`` view name, checked at parse time so a typo never waits for the model to run."""
+    if _text(text) not in VIEWS:
+        raise argparse.ArgumentTypeError(f"unknown view {text[:60]!r}; choose from {', '.join(VIEWS)}")
+    return text
+
+
+def _columns(text: str) -> tuple[str, ...]:
+    """``--columns a,b,c``: the ``col_names`` of ``summary``, checked by the table view itself."""
+    from torchscan.views.table import check_table_options
+
+    names = [name.strip() for name in _text(text).split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError("give comma-separated column names, e.g. params,module_flops")
+    try:
+        return check_table_options(col_names=names, max_depth=None, fold=True)
+    except ValueError as error:  # the same words as the API's, minus its argument name
+        raise argparse.ArgumentTypeError(str(error).removeprefix("col_names: ")) from None
+
+
 def _non_blank(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be blank")
@@ -97,9 +123,7 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
         parser.add_argument("--svg", metavar="PATH", help="save the SVG snapshot")
     parser.add_argument("--title", type=_text, help="title of the rendering")
     if metric:
-        parser.add_argument(
-            "--metric", type=_text, help="metric shown first: module_flops, macs, dmas, parameters, ..."
-        )
+        parser.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
 
 
 def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
@@ -135,6 +159,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_at_least(1),
         metavar="N",
         help="deepest table row (root = 0; default: fit ~60 lines)",
+    )
+    scan.add_argument(
+        "--columns",
+        type=_columns,
+        metavar="A,B,...",
+        help=f"table columns, in order: {', '.join(COLUMNS)} (default: {', '.join(DEFAULT_COLUMNS)})",
+    )
+    scan.add_argument(
+        "--no-fold",
+        dest="fold",
+        action="store_false",
+        help="list repeated identical blocks one by one instead of one (×N) row",
     )
     scan.add_argument("--receptive-field", action="store_true", help="add the receptive field column")
     scan.add_argument(
@@ -174,9 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     outputs = render.add_mutually_exclusive_group(required=True)
     outputs.add_argument("--html", metavar="PATH")
     outputs.add_argument("--svg", metavar="PATH")
-    render.add_argument(
-        "--metric", type=_text, help="module_flops (default), macs, dmas, parameters or parameter_bytes"
-    )
+    render.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
     render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
     render.add_argument("--title", type=_text, help="title of the rendering")
 

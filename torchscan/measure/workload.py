@@ -22,7 +22,7 @@ from torchscan.measure.profile import profile_workload
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.process.memory import NoMemoryEventsError, measure_peak_memory
 from torchscan.process.rss import measure_peak_rss, validate_command
-from torchscan.report.diagnostics import diagnostic
+from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
     NOT_REQUESTED,
     SCHEMA_VERSION,
@@ -127,7 +127,9 @@ def measure_workload(
         except LIMITATIONS as error:
             if error is tracked.error:
                 raise
-            diagnostics.append(diagnostic("measurement_unavailable", str(error), metric=metric))
+            # A collector's own message can quote the caller's environment (an ImportError names
+            # the file it failed in): error_text sanitizes it like every caller-borne text.
+            diagnostics.append(diagnostic("measurement_unavailable", error_text(error), metric=metric))
             return None
 
     timed = None
@@ -233,7 +235,10 @@ def _validate_metrics(metrics: object) -> set[str]:
         raise ArgumentTypeError(f"metrics must contain only str names (allowed: {allowed})")
     unknown = [name for name in metrics if name not in METRICS]
     if unknown:
-        raise ValueError(f"unknown metrics {unknown!r}; allowed: {allowed}")
+        # Each name cut to 60 characters and repr'd: the message never carries raw control
+        # characters or an unbounded caller string.
+        shown = ", ".join(repr(name[:60]) for name in unknown)
+        raise ValueError(f"metrics has unknown names {shown}; allowed: {allowed}")
     return set(metrics)
 
 

@@ -13,7 +13,16 @@ from typing import Any
 
 from torchscan.report.schema import COMPUTE_FIELDS, FIELD_UNITS, metric_result
 from torchscan.views.diagnostic_groups import escape_control, group_diagnostics
-from torchscan.views.text import delta_text, esc, long_parts, long_text, number, path_label, pretty_json
+from torchscan.views.text import (
+    delta_text,
+    esc,
+    long_parts,
+    long_text,
+    missing_delta_text,
+    number,
+    path_label,
+    pretty_json,
+)
 
 
 def badge_measure(result: Mapping[str, Any] | None) -> str:
@@ -215,7 +224,7 @@ def _comparison(data: Mapping[str, Any], before: Mapping[str, Any]) -> str:
         if entry.get("withheld"):
             change = f"unavailable · {entry['withheld']}"
         elif entry["delta"] is None:
-            change = f"{entry['status']} · delta unknown (requires two complete measurements)"
+            change = missing_delta_text(entry)
         else:
             change = delta_text(entry["delta"], unit)
         rows.append(
@@ -245,7 +254,7 @@ def _comparison(data: Mapping[str, Any], before: Mapping[str, Any]) -> str:
                         else (
                             delta_text(diffed["delta"], (diffed.get("after") or {}).get("unit", ""))
                             if diffed["delta"] is not None
-                            else f"{diffed['status']} · delta unknown (requires two complete measurements)"
+                            else missing_delta_text(diffed)
                         )
                     )
                     for name, diffed in sorted(entry["metrics"].items())

@@ -112,6 +112,20 @@ def delta_text(delta: float | None, unit: str, reason: str | None = None) -> str
     return f"complete · {signed(delta)} {neutral(unit)}"
 
 
+def missing_delta_text(entry: Mapping[str, Any]) -> str:
+    """Why a MetricDiff without a delta has none, prefixed by its status.
+
+    A ``delta_out_of_range`` diagnostic (report/diff.py) means both sides were complete and
+    comparable but their difference does not fit a float, which is not "unknown": it is said so.
+    """
+    status = entry["status"]
+    if any(d.get("code") == "delta_out_of_range" for d in entry.get("diagnostics", ())):
+        return (
+            f"{status} · delta beyond float range (both sides complete; the difference does not fit a float)"
+        )
+    return f"{status} · delta unknown (requires two complete measurements)"
+
+
 def path_label(path: str) -> str:
     """A module path for people: ``(root)`` for the root."""
     return neutral(path) if path else "(root)"
