@@ -115,6 +115,10 @@ def agreed_autorange(
     block are the largest any rank would have chosen. Blocks of that size are then timed while any
     rank has spent less than ``min_run_time`` in blocks or has fewer than ``min_repeats`` blocks.
     Returns ``(number_per_run, block durations)``; every rank returns the same number of blocks.
+
+    Blocks are timed with the public ``Timer.timeit``, which first runs ``max(n // 100, 2)`` untimed
+    warm-up calls: a fixed count, the same on every rank (``blocked_autorange`` uses a private
+    method without them).
     """
     overhead = statistics.median(_block(timer, 0) for _ in range(5))
     number = 1
