@@ -29,7 +29,6 @@ def acceptance(rank: int) -> dict[str, Any]:
     """Every exact example of distributed.md 5, plus crawl_module and measure_workload per rank."""
     import torch
     import torch.distributed as dist
-    from torch import nn
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
