@@ -118,7 +118,13 @@ def _uneven_timing(rank: int) -> dict[str, Any]:
         min_repeats=2,
         agree_across_ranks=False,
     )
-    return {"agreed": agreed, "agreed_calls": len(pending), "alone": alone}
+    # Different warmups cannot be agreed: every rank raises before its first call, none hangs.
+    mismatch: list[str] = []
+    try:
+        torchscan.measure_latency(lambda: mismatch.append("called"), device="cpu", warmup=rank)
+    except ValueError as error:
+        mismatch.append(str(error))
+    return {"agreed": agreed, "agreed_calls": len(pending), "alone": alone, "warmup_mismatch": mismatch}
 
 
 def raising(rank: int) -> None:

@@ -199,6 +199,13 @@ def test_opting_out_times_each_rank_on_its_own_clock(ranks):
     assert alone[0]["number_per_run"] > alone[1]["number_per_run"]
 
 
+def test_ranks_with_different_warmups_all_raise_before_the_first_call(ranks):
+    for result in ranks:
+        (message,) = result["warmup_mismatch"]  # the workload never ran
+        assert message.startswith("warmup must be the same on every rank")
+        assert "from 0 to 1 over the 2 ranks" in message
+
+
 def test_a_raising_dtensor_operator_leaves_no_mode(ranks):
     for result in ranks:
         assert result["dtensor_error"] == "RuntimeError"

@@ -190,8 +190,6 @@ def measure_latency(
     timer_class = load_timer()
     metadata = describe(inputs)
     agreement = rank_agreement(agree_across_ranks)
-    if agreement is not None:  # before the first call: ranks that disagree all raise, none hangs
-        agreement.same_on_every_rank("warmup", settings.warmup)
     reporter = start_progress(progress)
     try:
         first_call, number_per_run, blocks, threads = _run_timed(
@@ -257,6 +255,8 @@ def _run_timed(
     timer_clock = clock if progress is None else _ReportingClock(clock, progress, settings.min_run_time)
     with ANALYSIS_LOCK, TIMING_LOCK:  # analysis lock first: one acquisition order, no deadlock
         threads = torch.get_num_threads()
+        if agreement is not None:  # before the first call: ranks that disagree all raise, none hangs
+            agreement.same_on_every_rank("warmup", settings.warmup)
         try:
             if progress is not None:
                 progress.update("first_call", 0, 1)
