@@ -29,7 +29,6 @@ def acceptance(rank: int) -> dict[str, Any]:
     """Every exact example of distributed.md 5, plus crawl_module and measure_workload per rank."""
     import torch
     import torch.distributed as dist
-    from torch import nn
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
@@ -50,18 +49,17 @@ def acceptance(rank: int) -> dict[str, Any]:
     x = torch.randn(8, 32)
     results["tp_mlp"] = torchscan.measure_flops(lambda: tp(x))
     results["tp_crawl"] = torchscan.crawl_module(tp, args=(x,))
-    # Timing picks its number of calls per rank from the clock, so a timed workload must run no
-    # collective (ranks would wait on each other's different call counts): a Colwise Linear alone
-    # (replicated input, sharded output) computes without communicating.
-    colwise = parallelize_module(nn.Linear(32, 64), mesh, ColwiseParallel())
+    # Timing agrees its call counts across ranks and every other pass calls the workload once, so
+    # a timed workload may run collectives: the Rowwise Linear all-reduces its output on every call.
     results["tp_workload"] = torchscan.measure_workload(
-        lambda: colwise(x),
+        lambda: tp(x),
         device="cpu",
         metrics=("flops", "latency", "memory"),
         warmup=1,
         min_run_time=0.01,
         min_repeats=2,
     )
+    results.update(_uneven_timing(rank))
 
     fsdp = _mlp()
     _fully_shard()(fsdp, mesh=mesh)
@@ -84,6 +82,49 @@ def acceptance(rank: int) -> dict[str, Any]:
     # TorchScan never destroys (or re-initializes) the caller's process group.
     results["group_still_initialized"] = dist.is_initialized()
     return results
+
+
+def _uneven_timing(rank: int) -> dict[str, Any]:
+    """Rank 1 is ~20x slower per call: counts from each rank's own clock differ; agreed ones do not.
+
+    The agreed workload issues an asynchronous all_reduce per call and waits for them only after
+    timing, so the fast rank is not slowed down to the slow one's pace (a synchronous collective
+    would equalise the clocks and hide a disagreement). Had the ranks run different numbers of
+    calls, waiting for the pending all_reduces would fail at the group's 60 s timeout.
+    """
+    import time
+
+    import torch
+    import torch.distributed as dist
+
+    import torchscan
+
+    pending: list[Any] = []
+
+    def uneven() -> None:
+        if rank == 1:
+            time.sleep(0.0005)
+        pending.append(dist.all_reduce(torch.ones(1), async_op=True))
+
+    agreed = torchscan.measure_latency(uneven, device="cpu", warmup=1, min_run_time=0.02, min_repeats=2)
+    for work in pending:
+        work.wait()
+    # The same uneven pace without a collective, each rank on its own clock (the opt-out).
+    alone = torchscan.measure_latency(
+        lambda: time.sleep(0.0005) if rank == 1 else None,
+        device="cpu",
+        warmup=0,
+        min_run_time=0.02,
+        min_repeats=2,
+        agree_across_ranks=False,
+    )
+    # Different warmups cannot be agreed: every rank raises before its first call, none hangs.
+    mismatch: list[str] = []
+    try:
+        torchscan.measure_latency(lambda: mismatch.append("called"), device="cpu", warmup=rank)
+    except ValueError as error:
+        mismatch.append(str(error))
+    return {"agreed": agreed, "agreed_calls": len(pending), "alone": alone, "warmup_mismatch": mismatch}
 
 
 def raising(rank: int) -> None:

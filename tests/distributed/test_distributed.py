@@ -140,6 +140,10 @@ def test_benchmark_reports_merge_by_slowest_rank_and_maximum(ranks):
     for rank, report in enumerate(reports):
         validate_report(report)
         assert report["context"]["distributed"]["rank"] == rank
+        # the tensor-parallel MLP all-reduces on every call: counts were agreed, so no rank hung
+        assert report["measurement"]["agreed_across_ranks"] == 2
+        assert report["totals"]["operator_flops"]["status"] == "complete"
+    assert reports[0]["measurement"]["measured_calls"] == reports[1]["measurement"]["measured_calls"]
     merged = torchscan.merge_reports(reports)
     latency = merged["totals"]["latency"]
     assert latency["scope"] == "max_over_ranks"
@@ -151,6 +155,55 @@ def test_benchmark_reports_merge_by_slowest_rank_and_maximum(ranks):
     assert merged["imbalance"]["latency"]["value"] >= 1.0
     assert merged["per_rank"][1]["totals"]["latency"] == reports[1]["totals"]["latency"]
     validate_report(json.loads(json.dumps(merged)))
+
+
+def _agreed_calls(measurement):
+    # Timer.timeit(n) runs max(n // 100, 2) untimed warm-up calls, then n timed ones. Agreed timing
+    # runs timeit(0) five times (the timer's overhead), calibration blocks of 1, 10, ... calls up to
+    # the agreed calls per block, then the measured blocks.
+    def timeit(n):
+        return max(n // 100, 2) + n
+
+    number = measurement["number_per_run"]
+    calls, block = 5 * timeit(0), 1
+    while block <= number:
+        calls, block = calls + timeit(block), block * 10
+    return calls + len(measurement["raw_times_seconds"]) * timeit(number)
+
+
+def test_uneven_ranks_run_identical_agreed_call_counts(ranks):
+    reports = [r["agreed"] for r in ranks]
+    for report in reports:
+        validate_report(report)
+        assert report["measurement"]["agreed_across_ranks"] == 2
+    first, second = (report["measurement"] for report in reports)
+    assert first["number_per_run"] == second["number_per_run"]
+    assert len(first["raw_times_seconds"]) == len(second["raw_times_seconds"]) >= 2
+    # every call issued one all_reduce; waiting for all of them finished on both ranks, and the count
+    # is 1 first call + 1 warmup + the agreed timer's calls, the same on both ranks
+    expected = 2 + _agreed_calls(first)
+    assert [r["agreed_calls"] for r in ranks] == [expected, expected]
+    # rank 1 sleeps 0.5 ms per call; rank 0 only enqueues an all_reduce: the merge takes rank 1's
+    merged = torchscan.merge_reports(reports)
+    latency = [report["totals"]["latency"]["value"] for report in reports]
+    assert latency[1] >= 0.0005
+    assert merged["totals"]["latency"]["value"] == latency[1] == max(latency)
+    assert merged["totals"]["latency"]["scope"] == "max_over_ranks"
+
+
+def test_opting_out_times_each_rank_on_its_own_clock(ranks):
+    # without agreement the same uneven pace picks different calls per block on the two ranks: the
+    # disagreement agreed timing prevents (the opt-out is only for collective-free workloads)
+    alone = [r["alone"]["measurement"] for r in ranks]
+    assert "agreed_across_ranks" not in alone[0] and "agreed_across_ranks" not in alone[1]
+    assert alone[0]["number_per_run"] > alone[1]["number_per_run"]
+
+
+def test_ranks_with_different_warmups_all_raise_before_the_first_call(ranks):
+    for result in ranks:
+        (message,) = result["warmup_mismatch"]  # the workload never ran
+        assert message.startswith("warmup must be the same on every rank")
+        assert "from 0 to 1 over the 2 ranks" in message
 
 
 def test_a_raising_dtensor_operator_leaves_no_mode(ranks):

@@ -15,14 +15,16 @@ from torchscan._version import __version__
 from torchscan.analysis.distributed import process_group_context
 from torchscan.analysis.inputs import describe
 from torchscan.analysis.lock import ANALYSIS_LOCK
-from torchscan.measure.arguments import ArgumentTypeError, check_count
+from torchscan.measure.arguments import ArgumentTypeError, check_bool, check_count
 from torchscan.measure.device import Device, device_name, processor_name, resolve_device, synchronizer
 from torchscan.measure.locks import TIMING_LOCK
 from torchscan.measure.progress import Progress, ProgressCallback, check_progress, start_progress
+from torchscan.measure.rank_agreement import Agreement, agreed_autorange, rank_agreement
 from torchscan.measure.stats import block_statistics
 from torchscan.report.schema import (
     SCHEMA_VERSION,
     BenchmarkContext,
+    BenchmarkMeasurement,
     BenchmarkReport,
     MetricResult,
     metric_result,
@@ -146,6 +148,7 @@ def measure_latency(
     min_run_time: float = 0.2,
     min_repeats: int = 5,
     progress: bool | ProgressCallback | None = None,
+    agree_across_ranks: bool = True,
 ) -> BenchmarkReport:
     """Time ``workload`` on ``device``: one synchronised first call, ``warmup`` calls, then timed blocks.
 
@@ -157,6 +160,14 @@ def measure_latency(
     ``None`` shows a self-updating stderr line when stderr is a terminal, ``False`` nothing, a
     callable gets ``(phase, done, total_estimate)`` for ``first_call``, ``warmup`` and ``timing``
     (seconds of the ``min_run_time`` budget); updates never run inside a timed block.
+
+    Under ``torch.distributed`` (initialized, world size > 1) every rank must call this with the same
+    arguments: the calls per block and the number of blocks are agreed across ranks on the default
+    group (``all_reduce`` with ``MAX`` between blocks, never inside one), so every rank runs the same
+    number of workload calls and a workload that runs collectives cannot deadlock;
+    ``measurement.agreed_across_ranks`` then records the world size. ``agree_across_ranks=False``
+    times each rank on its own clock (for a call made on some ranks only, e.g. ``if rank == 0``);
+    its workload must then run no collective.
 
     What these numbers do NOT mean: block averages say nothing about single requests (no
     p50/p95/p99); first-call time covers one synchronised call, not Python start-up or model loading,
@@ -174,13 +185,15 @@ def measure_latency(
         raise TypeError("workload must be callable")
     settings = validate_timing_settings(work_units, work_unit, warmup, min_run_time, min_repeats)
     check_progress(progress)
+    check_bool("agree_across_ranks", agree_across_ranks)
     resolved = resolve_device(device)
     timer_class = load_timer()
     metadata = describe(inputs)
+    agreement = rank_agreement(agree_across_ranks)
     reporter = start_progress(progress)
     try:
         first_call, number_per_run, blocks, threads = _run_timed(
-            workload, resolved, settings, timer_class, reporter
+            workload, resolved, settings, timer_class, reporter, agreement
         )
     finally:
         if reporter is not None:
@@ -198,6 +211,13 @@ def measure_latency(
             f"({settings.work_units!r})."
         )
     unit = settings.work_unit
+    measurement: BenchmarkMeasurement = {
+        "number_per_run": number_per_run,
+        "raw_times_seconds": blocks,
+        "measured_calls": stats.measured_calls,
+    }
+    if agreement is not None:
+        measurement["agreed_across_ranks"] = agreement.world_size
     return {
         "schema_version": SCHEMA_VERSION,
         "context": benchmark_context(resolved, settings, threads, inputs),
@@ -208,11 +228,7 @@ def measure_latency(
             "latency_iqr": timing_result("latency_iqr", stats.latency_iqr, unit),
             "throughput": timing_result("throughput", stats.throughput, unit),
         },
-        "measurement": {
-            "number_per_run": number_per_run,
-            "raw_times_seconds": blocks,
-            "measured_calls": stats.measured_calls,
-        },
+        "measurement": measurement,
     }
 
 
@@ -222,10 +238,13 @@ def _run_timed(
     settings: TimingSettings,
     timer_class: Any,
     progress: Progress | None = None,
+    agreement: Agreement | None = None,
 ) -> tuple[float, int, list[float], int]:
     """The timed section (workloads.md 5.2), under the timing lock.
 
-    Returns ``(first_call, number_per_run, block durations, threads)``.
+    With an ``agreement`` the calibration and block loop of ``blocked_autorange`` run as
+    :func:`~torchscan.measure.rank_agreement.agreed_autorange` (the same procedure, counts agreed
+    across ranks). Returns ``(first_call, number_per_run, block durations, threads)``.
     """
     sync = synchronizer(device)
 
@@ -236,6 +255,8 @@ def _run_timed(
     timer_clock = clock if progress is None else _ReportingClock(clock, progress, settings.min_run_time)
     with ANALYSIS_LOCK, TIMING_LOCK:  # analysis lock first: one acquisition order, no deadlock
         threads = torch.get_num_threads()
+        if agreement is not None:  # before the first call: ranks that disagree all raise, none hangs
+            agreement.same_on_every_rank("warmup", settings.warmup)
         try:
             if progress is not None:
                 progress.update("first_call", 0, 1)
@@ -251,10 +272,15 @@ def _run_timed(
             timer = timer_class(
                 stmt="workload()", globals={"workload": workload}, timer=timer_clock, num_threads=threads
             )
-            measurement = timer.blocked_autorange(min_run_time=settings.min_run_time)
-            number_per_run = int(measurement.number_per_run)
-            blocks = [float(t) for t in measurement.raw_times]
-            while len(blocks) < settings.min_repeats:
+            if agreement is not None:
+                number_per_run, blocks = agreed_autorange(
+                    timer, settings.min_run_time, settings.min_repeats, agreement
+                )
+            else:
+                measurement = timer.blocked_autorange(min_run_time=settings.min_run_time)
+                number_per_run = int(measurement.number_per_run)
+                blocks = [float(t) for t in measurement.raw_times]
+            while len(blocks) < settings.min_repeats:  # already met when counts were agreed
                 extra = timer.timeit(number_per_run)
                 if not extra.raw_times:
                     raise RuntimeError("torch.utils.benchmark.Timer.timeit returned no timed block")

@@ -444,6 +444,7 @@ class BenchmarkMeasurement(TypedDict):
     number_per_run: int
     raw_times_seconds: list[float]
     measured_calls: int
+    agreed_across_ranks: NotRequired[int]  # the world size, when counts were agreed across ranks
 
 
 class BenchmarkReport(TypedDict):
