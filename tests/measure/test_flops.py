@@ -292,3 +292,32 @@ def test_native_formula_failure_is_reported_not_raised(monkeypatch):
     (entry,) = report["diagnostics"]
     assert entry["code"] == "unsupported_operator_formula" and entry["operator"] == "aten.mm"
     assert "formula bug" in entry["message"]
+
+
+def test_input_gradients_under_autograd_grad_are_counted() -> None:
+    """``torch.autograd.grad`` with respect to a leaf input (gradient penalties, saliency maps).
+
+    PyTorch's ModuleTracker raises there ("A leaf node was passed to _will_engine_execute_node");
+    the counter's tracker must not. Forward: addmm 2·8·4·4 = 256 and the sum 8·4 − 1 = 31; backward:
+    only the input gradient mm 2·8·4·4 = 256 (no weight gradient is requested).
+    """
+    torch.manual_seed(0)
+    x = torch.randn(8, 4, requires_grad=True)
+    linear = nn.Linear(4, 4)
+    report = measure_flops(lambda: torch.autograd.grad(linear(x).sum(), x))
+    assert report["total"]["status"] == "complete" and report["total"]["value"] == 543
+    assert report["by_phase"]["forward"]["value"] == 287
+    assert report["by_phase"]["backward"]["value"] == 256
+    assert report["by_module"] == {"Linear": 512}
+
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+
+    def gradient_penalty() -> None:
+        out = net(x)
+        (grad,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+        (grad.pow(2).sum() + out.sum()).backward()
+
+    penalty = measure_flops(gradient_penalty)
+    assert penalty["total"]["status"] == "complete"
+    phases = penalty["by_phase"]
+    assert sum(phases[name]["value"] for name in phases) == penalty["total"]["value"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import torch
 from torch import nn
+from torch.autograd.graph import register_multi_grad_hook
+from torch.utils._pytree import tree_flatten
 
 from torchscan.analysis.dispatch import OperatorObserver, native_registry, validate_custom_mapping
 from torchscan.analysis.lock import ANALYSIS_LOCK
@@ -18,7 +21,35 @@ def _module_tracker() -> Any:
         from torch.utils.module_tracker import ModuleTracker
     except ImportError:  # PyTorch 2.1: no automatic tracker, by_module stays empty
         return None
-    return ModuleTracker()
+
+    class LeafSafeTracker(ModuleTracker):  # type: ignore[misc]
+        """``ModuleTracker`` whose backward hooks survive ``torch.autograd.grad`` on a leaf input.
+
+        PyTorch's tracker waits for *all* gradients of a module's inputs (``register_multi_grad_hook``
+        mode ``"all"``), which asks the engine whether it will run each tensor's node; for a leaf
+        tensor during ``torch.autograd.grad`` the engine refuses with a ``RuntimeError`` (gradient
+        penalties, input gradients, ``jacrev`` on an input). When a leaf is among the tensors the
+        hook fires on the first gradient instead (mode ``"any"``): only the backward attribution of
+        ``by_module`` can move slightly, never a count.
+        """
+
+        def _fw_pre_hook(self, mod: nn.Module, input: Any) -> None:
+            name = self._get_mod_name(mod)
+            self._get_append_fn(name, False)()
+            self._on_gradients(input, self._get_pop_fn(name, True))
+
+        def _fw_post_hook(self, mod: nn.Module, input: Any, output: Any) -> None:
+            name = self._get_mod_name(mod)
+            self._get_pop_fn(name, False)()
+            self._on_gradients(output, self._get_append_fn(name, True))
+
+        def _on_gradients(self, values: Any, fn: Callable[..., None]) -> None:
+            tensors = [t for t in tree_flatten(values)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+            if tensors:
+                mode = "any" if any(t.grad_fn is None for t in tensors) else "all"
+                self._hooks.append(register_multi_grad_hook(tensors, fn, mode=mode))
+
+    return LeafSafeTracker()
 
 
 def measure_flops(
