@@ -46,8 +46,8 @@ def _module_tracker() -> Any:
         def _on_gradients(self, values: Any, fn: Callable[..., None]) -> None:
             tensors = [t for t in tree_flatten(values)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
             if tensors:
-                mode = "any" if any(t.grad_fn is None for t in tensors) else "all"
-                self._hooks.append(register_multi_grad_hook(tensors, fn, mode=mode))
+                leaf = any(t.grad_fn is None for t in tensors)
+                self._hooks.append(register_multi_grad_hook(tensors, fn, mode="any" if leaf else "all"))
 
     return LeafSafeTracker()
 
