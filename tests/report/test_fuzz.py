@@ -151,6 +151,8 @@ def mutated(draw: st.DrawFn, base: dict[str, Any]) -> Any:
             current = parent[path[-1]]
         except (KeyError, IndexError, TypeError):
             continue  # an earlier mutation replaced this spot
+        if not isinstance(parent, (dict, list)):
+            continue  # an earlier mutation put a string (indexable, not assignable) above this spot
         if action == "metric" and isinstance(current, dict):
             # Keep the MetricResult invariant so the extreme number gets past validation.
             number = draw(NUMBERS)
