@@ -100,6 +100,22 @@ def test_random_generators_are_ignored():
         assert report["ignored_operators"][name]["reason"] == RANDOM
 
 
+def test_position_formula_creation_is_ignored_like_arange():
+    """linspace/logspace/eye/tril_indices/triu_indices create tensors from positions, as arange does."""
+    report = measure_flops(
+        lambda: (
+            torch.linspace(0, 1, 5),
+            torch.logspace(0, 1, 5),
+            torch.eye(3),
+            torch.tril_indices(3, 3),
+            torch.triu_indices(3, 3),
+        )
+    )
+    assert report["total"]["status"] == "complete" and report["total"]["value"] == 0
+    for name in ("aten.linspace", "aten.logspace", "aten.eye", "aten.tril_indices", "aten.triu_indices"):
+        assert report["ignored_operators"][name]["reason"] == "Tensor creation is excluded from FLOPs."
+
+
 def test_profiler_bookkeeping_is_ignored():
     x = torch.ones(3)
 

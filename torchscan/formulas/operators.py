@@ -87,6 +87,8 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
     _CREATE: (
         "full", "full_like", "lift_fresh", "lift_fresh_copy", "ones", "ones_like", "scalar_tensor",
         "zeros", "zeros_like", "arange", "new_zeros", "new_ones", "new_full",
+        # creation by formula of position, like arange (observed: torchvision RAFT, position grids)
+        "linspace", "logspace", "eye", "tril_indices", "triu_indices",
     ),
     # real-models.md 2.1 (index_put and scatter are conditional: IGNORED_UNLESS_ACCUMULATING)
     INDEXING_REASON: (
