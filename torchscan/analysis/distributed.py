@@ -177,6 +177,7 @@ class DistributedTally:
         self.logical_flops = 0
         self.logical_gaps: dict[str, str] = {}
         self.inside_flops = 0  # executed FLOPs counted inside DTensor dispatches
+        self.plain_flops = 0  # executed FLOPs outside them (set when logical_total is built)
         self.calls: dict[str, int] = {}
         self.bytes: dict[str, int] = {}
         self.unknown_bytes: set[str] = set()
@@ -246,8 +247,11 @@ class DistributedTally:
         if not self.dtensor_seen:
             return None
         known = executed["known_value"] or 0
-        value = known - self.inside_flops + self.logical_flops
-        partial = executed_partial or bool(self.logical_gaps)
+        self.plain_flops = known - self.inside_flops
+        value = self.plain_flops + self.logical_flops
+        # Plain-tensor work may be a shard (after to_local(), or ColwiseParallel's default
+        # use_local_output=True): counted at local shapes it can only understate the logical work.
+        partial = executed_partial or bool(self.logical_gaps) or self.plain_flops > 0
         return metric_result(
             "partial" if partial else "complete",
             value,
@@ -280,6 +284,17 @@ class DistributedTally:
             diagnostic("logical_operator_formula", reason, metric="logical_flops", operator=name)
             for name, reason in sorted(self.logical_gaps.items())
         ]
+        if self.dtensor_seen and self.plain_flops > 0:
+            entries.append(
+                diagnostic(
+                    "plain_tensor_work_in_logical_total",
+                    f"{self.plain_flops} FLOPs ran on plain tensors outside any DTensor operator (for "
+                    "example after to_local(), or behind ColwiseParallel's default use_local_output=True). "
+                    "They enter logical_total at the shapes this rank computed, which may be shards, so "
+                    "logical_total is a lower bound.",
+                    metric="logical_flops",
+                )
+            )
         entries += [
             diagnostic(
                 "unknown_collective_bytes",
