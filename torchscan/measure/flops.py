@@ -7,8 +7,9 @@ from typing import Any
 
 from torch import nn
 
-from torchscan.analysis.dispatch import OperatorObserver, native_registry, validate_custom_mapping
+from torchscan.analysis.dispatch import OperatorObserver
 from torchscan.analysis.lock import ANALYSIS_LOCK
+from torchscan.analysis.operator_resolution import native_registry, validate_custom_mapping
 from torchscan.report.schema import FlopReport
 
 
