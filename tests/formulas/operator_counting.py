@@ -41,10 +41,12 @@ class Tally:
 
     @property
     def total(self) -> int:
+        """Sum of every counted operator."""
         return sum(self.by_operator.values())
 
     @property
     def complete(self) -> bool:
+        """Nothing went uncounted or unsupported."""
         return not self.uncounted and not self.unsupported
 
 

@@ -15,7 +15,6 @@ active: PyTorch's registry is read, never written.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -43,6 +42,7 @@ from torchscan.formulas import operators
 from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
     COUNTING_CONVENTION,
+    MAX_NUMBER,
     OPERATOR_METHOD,
     SCHEMA_VERSION,
     Diagnostic,
@@ -59,7 +59,6 @@ ATTENTION_REASON = (
     "Native fused attention formula counts matrix products only; scaling, softmax, masks, "
     "and dropout work are not covered."
 )
-_FLOAT_MAX_INT = int(sys.float_info.max)
 
 
 class AttributionSink(Protocol):
@@ -227,7 +226,7 @@ class OperatorObserver(TorchDispatchMode):
         except Exception as error:  # a caller bug must not crash the analysis
             self.unsupported.setdefault(name, f"Caller formula for {name} raised {error_text(error)}")
             return 0, False
-        if type(value) is int and value > _FLOAT_MAX_INT:
+        if type(value) is int and value > MAX_NUMBER:
             # math.isfinite would raise OverflowError, and a report number must fit a float
             self.unsupported.setdefault(
                 name, f"Caller formula for {name} returned an int beyond the float range."

@@ -85,6 +85,8 @@ class InputsMeta(TypedDict):
 
 
 class MeshDimension(TypedDict):
+    """One named dimension of the device mesh and its size (distributed.md 2)."""
+
     name: str
     size: int
 
@@ -99,6 +101,8 @@ class DistributedContext(TypedDict):
 
 
 class FlopContext(TypedDict):
+    """How a FlopReport was counted: torch version, method and counting convention (formulas.md B.3)."""
+
     torch_version: str
     method: str
     counting_convention: str
@@ -106,6 +110,8 @@ class FlopContext(TypedDict):
 
 
 class CollectiveCalls(TypedDict):
+    """One collective operator: how often it ran and the bytes handed to it."""
+
     calls: int
     bytes: int
 
@@ -118,6 +124,8 @@ class Communication(TypedDict):
 
 
 class IgnoredOperator(TypedDict):
+    """An ignored operator: its call count and the stated reason it adds no FLOPs (formulas.md B.6)."""
+
     calls: int
     reason: str
 
@@ -164,6 +172,8 @@ class HardwareFacts(TypedDict):
 
 
 class AnalysisContext(TypedDict):
+    """What produced an analysis report: versions, model type, execution mode, devices, dtypes."""
+
     torchscan_version: str
     torch_version: str
     python_version: str
@@ -178,6 +188,8 @@ class AnalysisContext(TypedDict):
 
 
 class ParameterStats(TypedDict):
+    """The module's own parameters, first-attributed: trainable and frozen elements, bytes, sharing."""
+
     trainable: int
     frozen: int
     bytes: int
@@ -185,12 +197,16 @@ class ParameterStats(TypedDict):
 
 
 class BufferStats(TypedDict):
+    """Buffers of one module call: elements, bytes, whether any is shared."""
+
     elements: int
     bytes: int
     shared: bool
 
 
 class CallRef(TypedDict):
+    """Names one module call by ``(path, call_index)``."""
+
     path: str
     call_index: int
 
@@ -236,6 +252,8 @@ class MetricDiff(TypedDict):
 
 
 class LayerEntry(TypedDict):
+    """A layer call that only one side of a ReportDiff has, with its metrics."""
+
     path: str
     call_index: int
     metrics: dict[str, MetricResult]
@@ -243,6 +261,8 @@ class LayerEntry(TypedDict):
 
 
 class LayerChange(TypedDict):
+    """A layer call both sides of a ReportDiff have, with one MetricDiff per metric."""
+
     path: str
     call_index: int
     metrics: dict[str, MetricDiff]
@@ -250,6 +270,8 @@ class LayerChange(TypedDict):
 
 
 class LayerDiffs(TypedDict):
+    """The layer calls of a ReportDiff: added, removed and changed."""
+
     added: list[LayerEntry]
     removed: list[LayerEntry]
     changed: list[LayerChange]
@@ -281,6 +303,8 @@ class ProfileRow(TypedDict):
 
 
 class ProfileContext(TypedDict):
+    """How a profile was taken: torch version, device, method, operator grouping and limit."""
+
     torch_version: str
     device: str
     method: str
@@ -350,6 +374,8 @@ class BenchmarkReport(TypedDict):
 
 
 class ContextChange(TypedDict):
+    """One context key whose value differs between two benchmark runs."""
+
     before: Any
     after: Any
 
