@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from torchscan.analysis import dispatch
+from torchscan.analysis import operator_resolution as resolution
 from torchscan.formulas import functional
 from torchscan.formulas.functional import TensorMeta, capture, estimate_call
 from torchscan.formulas.registry import dmas, flops, macs
@@ -28,11 +28,14 @@ def _module_counts(module, x):
 
 def test_kinds_match_the_observer():
     assert (functional.CUSTOM, functional.NATIVE, functional.SUPPLEMENTAL) == (
-        dispatch.CUSTOM,
-        dispatch.NATIVE,
-        dispatch.SUPPLEMENTAL,
+        resolution.CUSTOM,
+        resolution.NATIVE,
+        resolution.SUPPLEMENTAL,
     )
-    assert (functional.IGNORED, functional.UNCOUNTED) == (dispatch.IGNORED, dispatch.UNCOUNTED)
+    assert (functional.IGNORED, functional.UNCOUNTED) == (
+        resolution.IGNORED,
+        resolution.UNCOUNTED,
+    )
 
 
 def test_capture_keeps_shapes_and_dtypes_only():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from torchscan import measure_flops
-from torchscan.analysis import dispatch
+from torchscan.analysis import operator_resolution as resolution
 from torchscan.formulas import native_equivalents
 
 aten = torch.ops.aten
@@ -62,29 +62,29 @@ def test_convolution_equals_pytorch(
 def test_every_equivalent_names_a_pytorch_formula() -> None:
     for name in native_equivalents.EQUIVALENTS:
         packet = getattr(aten, name.removeprefix("aten."))
-        assert dispatch._is_pytorch_formula(flop_registry[packet])
-    assert not dispatch._is_pytorch_formula(lambda *a, **k: 0)
+        assert resolution.is_pytorch_formula(flop_registry[packet])
+    assert not resolution.is_pytorch_formula(lambda *a, **k: 0)
 
 
 def test_a_disagreeing_equivalent_is_dropped_after_its_check() -> None:
     a, b = torch.randn(3, 4), torch.randn(4, 5)
     out = a @ b
-    entry = dispatch._Entry("aten.mm", dispatch.NATIVE, dispatch._native_caller(flop_registry[aten.mm]))
+    entry = resolution.Entry("aten.mm", resolution.NATIVE, resolution.native_caller(flop_registry[aten.mm]))
     entry.equivalent = lambda args, out: 7  # wrong on purpose
-    assert dispatch._native_count(entry, entry.formula, (a, b), {}, out) == 120
+    assert resolution.native_count(entry, entry.formula, (a, b), {}, out) == 120
     assert entry.checked and entry.equivalent is None
-    assert dispatch._native_count(entry, entry.formula, (a, b), {}, out) == 120
+    assert resolution.native_count(entry, entry.formula, (a, b), {}, out) == 120
 
 
 def test_an_agreeing_equivalent_is_trusted_after_its_check() -> None:
     a, b = torch.randn(3, 4), torch.randn(4, 5)
     out = a @ b
-    entry = dispatch._Entry("aten.mm", dispatch.NATIVE, dispatch._native_caller(flop_registry[aten.mm]))
+    entry = resolution.Entry("aten.mm", resolution.NATIVE, resolution.native_caller(flop_registry[aten.mm]))
     entry.equivalent = native_equivalents.mm
-    assert dispatch._native_count(entry, entry.formula, (a, b), {}, out) == 120
+    assert resolution.native_count(entry, entry.formula, (a, b), {}, out) == 120
     assert entry.checked and entry.equivalent is native_equivalents.mm
     bigger = torch.randn(6, 4)
-    assert dispatch._native_count(entry, entry.formula, (bigger, b), {}, bigger @ b) == 240
+    assert resolution.native_count(entry, entry.formula, (bigger, b), {}, bigger @ b) == 240
 
 
 def test_measure_flops_matches_flop_counter_mode_on_products_and_convolutions() -> None:
@@ -113,8 +113,8 @@ def test_measure_flops_matches_flop_counter_mode_on_products_and_convolutions() 
 
 def test_operator_checks_skip_int_lists_but_not_optional_tensor_lists() -> None:
     sparse = torch.eye(3).to_sparse()
-    assert dispatch._any_unsupported_layout(([1, 2, 3], [None, sparse]))
-    assert dispatch._any_unsupported_layout(((sparse,),))
-    assert not dispatch._any_unsupported_layout(([1, 2, 3], [None, torch.eye(3)], []))
-    assert dispatch._has_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)]), {}, None)
-    assert not dispatch._has_complex((torch.eye(2), [3, 4]), {}, torch.eye(2))
+    assert resolution.any_unsupported_layout(([1, 2, 3], [None, sparse]))
+    assert resolution.any_unsupported_layout(((sparse,),))
+    assert not resolution.any_unsupported_layout(([1, 2, 3], [None, torch.eye(3)], []))
+    assert resolution.has_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)]), {}, None)
+    assert not resolution.has_complex((torch.eye(2), [3, 4]), {}, torch.eye(2))

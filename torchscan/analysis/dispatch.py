@@ -3,31 +3,46 @@
 The observer is shared by ``measure_flops`` and ``crawl_module``. For each dispatched operator it
 resolves exactly one formula (caller ``custom_mapping`` > PyTorch's native ``FlopCounterMode``
 formula > TorchScan's supplemental ``torchscan_flops_v1`` formula, formulas.md B.2), or an
-"ignored" reason, or the pointwise fallback, and attributes the result to the innermost active module
-call through an optional attribution sink. A composite overload (seen under ``torch.inference_mode``)
-is decomposed and its parts observed one by one (real-models.md 2.3). Every counted call is also
-filed under its workload phase (:mod:`torchscan.analysis.phases`). Nothing global is modified except
-PyTorch's optimizer step hooks, held only while the mode is active: PyTorch's registry is read,
-never written.
+"ignored" reason, or the pointwise fallback (that per-overload decision and its helpers live in
+:mod:`torchscan.analysis.operator_resolution`), and attributes the result to the innermost active
+module call through an optional attribution sink. A composite overload (seen under
+``torch.inference_mode``) is decomposed and its parts observed one by one (real-models.md 2.3).
+Every counted call is also filed under its workload phase (:mod:`torchscan.analysis.phases`).
+Nothing global is modified except PyTorch's optimizer step hooks, held only while the mode is
+active: PyTorch's registry is read, never written.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis import distributed
+from torchscan.analysis.operator_resolution import (
+    COMMUNICATION,
+    CUSTOM,
+    DECOMPOSED,
+    IGNORED,
+    NATIVE,
+    UNCOUNTED,
+    Entry,
+    has_complex,
+    layout_unsupported,
+    native_count,
+    native_registry,
+    resolve,
+    wrap_caller_formula,
+)
 from torchscan.analysis.phases import PhaseTally, unavailable_phases
-from torchscan.formulas import native_equivalents, operators
+from torchscan.formulas import operators
 from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
     COUNTING_CONVENTION,
+    MAX_NUMBER,
     OPERATOR_METHOD,
     SCHEMA_VERSION,
     Diagnostic,
@@ -44,68 +59,6 @@ ATTENTION_REASON = (
     "Native fused attention formula counts matrix products only; scaling, softmax, masks, "
     "and dropout work are not covered."
 )
-
-# Resolution kinds of one operator packet.
-# COMMUNICATION: collectives, tallied as bytes by ``distributed`` (distributed.md 3), never FLOP gaps.
-CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION = range(7)
-_COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
-_FLOAT_MAX_INT = int(sys.float_info.max)
-
-
-def _is_composite(func: Any) -> bool:
-    """Whether ``func`` has a ``CompositeImplicitAutograd`` kernel (``OpOverload.decompose`` works).
-
-    Such overloads reach a dispatch mode only when autograd is bypassed (``torch.inference_mode``);
-    elsewhere the dispatcher decomposes them before the mode sees anything.
-    """
-    try:
-        return bool(func.has_kernel_for_dispatch_key(_COMPOSITE))
-    except (AttributeError, RuntimeError):  # not an OpOverload, or an overload without a schema
-        return False
-
-
-def native_registry() -> Mapping[Any, Callable[..., int]]:
-    """PyTorch's own registered FLOP formulas, keyed by operator packet (read-only use)."""
-    from torch.utils import flop_counter
-
-    registry = getattr(flop_counter, "flop_registry", None)
-    if not isinstance(registry, Mapping):
-        raise NotImplementedError(
-            f"torch {torch.__version__}: torch.utils.flop_counter does not expose its formula mapping"
-        )
-    return registry
-
-
-def validate_custom_mapping(custom_mapping: object) -> dict[Any, Callable[..., int]]:
-    """Snapshot and check a caller mapping: keys must be operator packets, values callables.
-
-    Raises ``TypeError`` (message mentions ``operator packets``) for overloads or non-operators.
-    The caller's mapping is copied, never mutated.
-    """
-    if custom_mapping is None:
-        return {}
-    if not isinstance(custom_mapping, Mapping):
-        raise TypeError(f"custom_mapping must be a mapping, got {type(custom_mapping).__name__}")
-    snapshot: dict[Any, Callable[..., int]] = {}
-    for key, formula in custom_mapping.items():
-        if not isinstance(key, torch._ops.OpOverloadPacket):
-            kind = "an operator overload" if isinstance(key, torch._ops.OpOverload) else type(key).__name__
-            raise TypeError(
-                f"custom_mapping keys must be operator packets such as torch.ops.aten.sin, got {kind} ({key})"
-            )
-        if not callable(formula):
-            raise TypeError(f"custom_mapping formula for {key} must be callable")
-        snapshot[key] = formula
-    return snapshot
-
-
-def _wrap_caller_formula(formula: Callable[..., int]) -> Callable[..., int]:
-    """Apply the installed counter's calling convention (shapes unless ``_get_raw``)."""
-    if getattr(formula, "_get_raw", False):
-        return formula
-    from torch.utils.flop_counter import shape_wrapper
-
-    return shape_wrapper(formula)
 
 
 class AttributionSink(Protocol):
@@ -125,120 +78,6 @@ class AttributionSink(Protocol):
         """One counted call; ``kind``/``args``/``kwargs``/``out`` feed functional formulas."""
 
 
-def _shapes(value: Any) -> Any:
-    """Tensors replaced by their shapes, recursively: the native formulas' calling convention.
-
-    Equivalent to ``torch.utils.flop_counter.shape_wrapper``'s ``tree_map`` but several times
-    cheaper, which matters because it runs for every counted matrix product.
-    """
-    if isinstance(value, torch.Tensor):
-        return value.shape
-    if isinstance(value, list | tuple):
-        return type(value)(_shapes(v) for v in value) if type(value) in (list, tuple) else value
-    if isinstance(value, dict):
-        return {k: _shapes(v) for k, v in value.items()}
-    return value
-
-
-def _native_caller(formula: Callable[..., int]) -> Callable[..., int]:
-    """Call a native formula with shapes; unwraps PyTorch's ``shape_wrapper`` when present."""
-    inner = getattr(formula, "__wrapped__", None)
-    if inner is None or getattr(formula, "_get_raw", False):
-        return lambda *args, out_val=None, **kwargs: formula(*args, **kwargs, out_val=out_val)
-
-    def call(*args: Any, out_val: Any = None, **kwargs: Any) -> int:
-        return inner(*_shapes(args), out_shape=_shapes(out_val), **_shapes(kwargs))
-
-    return call
-
-
-@dataclass(slots=True)
-class _Entry:
-    name: str
-    kind: int
-    formula: Callable[..., int] | None
-    reason: str | None = None
-    # A direct equivalent of PyTorch's native formula (hot operators), trusted once ``checked``.
-    equivalent: Callable[[tuple[Any, ...], Any], int] | None = None
-    checked: bool = False
-    # ``predicate(args, kwargs)``: this call is a plain indexing write, ignored with ``reason``.
-    ignore_when: Callable[[tuple[Any, ...], Any], bool] | None = None
-
-
-def _is_pytorch_formula(formula: Callable[..., int]) -> bool:
-    """Whether a registry entry is PyTorch's own (not one registered by other code)."""
-    return getattr(formula, "__module__", None) == "torch.utils.flop_counter"
-
-
-def _layout_unsupported(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
-    return _any_unsupported_layout(args) or (bool(kwargs) and _any_unsupported_layout(kwargs.values()))
-
-
-def _tensor_items(value: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
-    """The items of an operator's list argument that may hold tensors (``()`` for ``int[]`` lists).
-
-    Operator list arguments are homogeneous by schema (``int[]``, ``Tensor[]``, ``Tensor?[]``), so a
-    list whose first item is an int holds no tensor; strides, paddings and sizes are skipped cheaply.
-    """
-    return () if not value or type(value[0]) is int else value
-
-
-def _any_unsupported_layout(values: Any) -> bool:
-    strided, tensor = torch.strided, torch.Tensor
-    for value in values:
-        if isinstance(value, tensor):
-            if value.layout is not strided or value.is_nested:
-                return True
-        elif isinstance(value, list | tuple):
-            for item in _tensor_items(value):
-                if isinstance(item, tensor) and (item.layout is not strided or item.is_nested):
-                    return True
-    return False
-
-
-def _has_complex(args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> bool:
-    return _any_complex(args) or _any_complex(kwargs.values()) or _any_complex((out,))
-
-
-def _any_complex(values: Any) -> bool:
-    tensor = torch.Tensor
-    for value in values:
-        if isinstance(value, tensor):
-            if value.is_complex():
-                return True
-        elif isinstance(value, list | tuple):
-            for item in _tensor_items(value):
-                if isinstance(item, tensor) and item.is_complex():
-                    return True
-        elif isinstance(value, complex):
-            return True
-    return False
-
-
-def _native_count(
-    entry: _Entry, formula: Callable[..., int], args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
-) -> int:
-    """PyTorch's native count of one call, through its direct equivalent once that was checked.
-
-    The first call of each overload runs both and keeps the equivalent only when they agree, so a
-    PyTorch release that changes its convention is followed, never silently overridden.
-    """
-    equivalent = entry.equivalent
-    if equivalent is not None:
-        try:
-            flops = int(equivalent(args, out))  # int(): symbolic sizes become plain ints, as below
-        except (AttributeError, IndexError, TypeError, ValueError):  # an unexpected call form
-            flops = None
-        if flops is not None and entry.checked:
-            return flops
-        native = int(formula(*args, **kwargs, out_val=out))
-        entry.checked = True
-        if flops != native:
-            entry.equivalent = None
-        return native
-    return int(formula(*args, **kwargs, out_val=out))
-
-
 class OperatorObserver(TorchDispatchMode):
     """Counts operator FLOPs of everything dispatched while active.
 
@@ -249,8 +88,8 @@ class OperatorObserver(TorchDispatchMode):
     def __init__(self, custom_mapping: Mapping[Any, Callable[..., int]] | None = None) -> None:
         super().__init__()
         self._native = native_registry()
-        self._custom = {packet: _wrap_caller_formula(f) for packet, f in (custom_mapping or {}).items()}
-        self._entries: dict[Any, _Entry] = {}
+        self._custom = {packet: wrap_caller_formula(f) for packet, f in (custom_mapping or {}).items()}
+        self._entries: dict[Any, Entry] = {}
         self.suspended = False
         self.sink: AttributionSink | None = None
         self.module_labels: Any = None  # torch.utils.module_tracker.ModuleTracker when by_module is wanted
@@ -289,38 +128,9 @@ class OperatorObserver(TorchDispatchMode):
         if self._entered == 0:
             self.phases.remove()
 
-    def _resolve(self, func: Any) -> _Entry:
-        """Decide once per overload how its calls are counted (the decision is cached).
-
-        Precedence: caller formula > decomposition of a composite overload > PyTorch's native
-        formula > supplemental formula > ignored > pointwise fallback > uncounted. Composite overloads
-        are decomposed even when a formula exists for their packet so that ``torch.inference_mode``
-        counts exactly the operators ``torch.no_grad`` would (real-models.md 2.3).
-        """
-        packet = func.overloadpacket
-        name = str(packet)
-        if packet in self._custom:
-            entry = _Entry(name, CUSTOM, self._custom[packet])
-        elif _is_composite(func):
-            entry = _Entry(name, DECOMPOSED, None)
-        elif packet in self._native:
-            native = self._native[packet]
-            entry = _Entry(name, NATIVE, _native_caller(native))
-            if _is_pytorch_formula(native):
-                entry.equivalent = native_equivalents.EQUIVALENTS.get(name)
-        elif (formula := operators.supplemental_formula(name)) is not None:
-            entry = _Entry(name, SUPPLEMENTAL, formula)
-            predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(name)
-            if predicate is not None:
-                entry.ignore_when, entry.reason = predicate, operators.INDEXING_REASON
-        elif (reason := operators.ignored_reason(name) or distributed.ignored_reason(name)) is not None:
-            entry = _Entry(name, IGNORED, None, reason)
-        elif distributed.is_communication(name):
-            entry = _Entry(name, COMMUNICATION, None)
-        elif torch.Tag.pointwise in getattr(func, "tags", ()):
-            entry = _Entry(name, SUPPLEMENTAL, operators.pointwise_fallback())
-        else:
-            entry = _Entry(name, UNCOUNTED, None)
+    def _resolve(self, func: Any) -> Entry:
+        """Resolve an overload once (:func:`operator_resolution.resolve`) and cache the decision."""
+        entry = resolve(func, self._custom, self._native)
         self._entries[func] = entry
         return entry
 
@@ -355,7 +165,7 @@ class OperatorObserver(TorchDispatchMode):
         return out
 
     def _count(
-        self, entry: _Entry, args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
+        self, entry: Entry, args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
     ) -> tuple[int, bool, bool]:
         """Count one call; returns ``(flops, complete, ignored)`` and records diagnostics state."""
         name, kind = entry.name, entry.kind
@@ -374,12 +184,12 @@ class OperatorObserver(TorchDispatchMode):
         assert formula is not None
         if kind == CUSTOM:
             return (*self._count_custom(name, formula, args, kwargs, out), False)
-        if _layout_unsupported(args, kwargs):
+        if layout_unsupported(args, kwargs):
             self.unsupported.setdefault(name, LAYOUT_REASON)
             return 0, False, False
         if kind == NATIVE:
             try:
-                flops = _native_count(entry, formula, args, kwargs, out)
+                flops = native_count(entry, formula, args, kwargs, out)
             except Exception as error:  # PyTorch's formula cannot describe this call: report it
                 self.unsupported.setdefault(
                     name, f"PyTorch's native formula failed on this call: {error_text(error)}"
@@ -389,7 +199,7 @@ class OperatorObserver(TorchDispatchMode):
             if "attention" in name:
                 self.incomplete.setdefault(name, ATTENTION_REASON)
                 return flops, False, False
-            if _has_complex(args, kwargs, out):
+            if has_complex(args, kwargs, out):
                 self.incomplete.setdefault(name, COMPLEX_REASON)
                 return flops, False, False
             return flops, True, False
@@ -416,7 +226,7 @@ class OperatorObserver(TorchDispatchMode):
         except Exception as error:  # a caller bug must not crash the analysis
             self.unsupported.setdefault(name, f"Caller formula for {name} raised {error_text(error)}")
             return 0, False
-        if type(value) is int and value > _FLOAT_MAX_INT:
+        if type(value) is int and value > MAX_NUMBER:
             # math.isfinite would raise OverflowError, and a report number must fit a float
             self.unsupported.setdefault(
                 name, f"Caller formula for {name} returned an int beyond the float range."

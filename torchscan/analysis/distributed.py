@@ -313,7 +313,7 @@ def logical_count(entry: Any, args: tuple[Any, ...], kwargs: Any, out: Any) -> t
     Uses the formula the observer resolved for the operator (DTensor shapes are global), without
     touching the executed tallies.
     """
-    from torchscan.analysis.dispatch import CUSTOM, IGNORED, NATIVE, UNCOUNTED
+    from torchscan.analysis.operator_resolution import CUSTOM, IGNORED, NATIVE, UNCOUNTED
 
     kind = entry.kind
     if kind == IGNORED or (entry.ignore_when is not None and entry.ignore_when(args, kwargs)):

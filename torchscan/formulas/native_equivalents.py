@@ -8,9 +8,9 @@ multiply-accumulate, fused bias and alpha/beta scaling omitted, any dtype.
 
 They never replace a native formula blindly: the operator observer uses one only while the packet's
 registered formula is PyTorch's own, and only after the first call of each overload gave the same
-number both ways (``analysis/dispatch.py``). Each takes the call's positional arguments and its
-output and returns an ``int``; a call whose arguments do not have the expected form raises, and the
-observer falls back to PyTorch's formula.
+number both ways (``analysis/operator_resolution.py``). Each takes the call's positional arguments
+and its output and returns an ``int``; a call whose arguments do not have the expected form raises,
+and the observer falls back to PyTorch's formula.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ from torch import nn
 from torch.autograd.graph import register_multi_grad_hook
 from torch.utils._pytree import tree_flatten
 
-from torchscan.analysis.dispatch import OperatorObserver, native_registry, validate_custom_mapping
+from torchscan.analysis.dispatch import OperatorObserver
 from torchscan.analysis.lock import ANALYSIS_LOCK
+from torchscan.analysis.operator_resolution import native_registry, validate_custom_mapping
 from torchscan.report.schema import FlopReport
 
 

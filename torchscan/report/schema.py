@@ -1,28 +1,28 @@
 """Every wire type of TorchScan, declared once.
 
 Reports are plain JSON trees (``json.dumps`` works on them directly). This module declares their
-shapes as ``TypedDict``s, the schema version, and :func:`metric_result`, the single constructor of
-every :class:`MetricResult`. It must never import torch: views and validators depend on it.
+shapes as ``TypedDict``s, the schema version and the labels shared by several producers. The
+:class:`MetricResult` type and :func:`metric_result`, the single constructor of every
+MetricResult, live in :mod:`torchscan.report.metric` and are re-exported here, the import path
+every caller uses. It must never import torch: views and validators depend on it.
 """
 
 from __future__ import annotations
 
-import math
-import sys
 from typing import Any, Literal, NotRequired, TypedDict
+
+from torchscan.report.metric import MAX_NUMBER as MAX_NUMBER
+from torchscan.report.metric import METRIC_RESULT_KEYS as METRIC_RESULT_KEYS
+from torchscan.report.metric import STATUSES as STATUSES
+from torchscan.report.metric import MetricResult as MetricResult
+from torchscan.report.metric import Number as Number
+from torchscan.report.metric import Status as Status
+from torchscan.report.metric import in_float_range as in_float_range
+from torchscan.report.metric import metric_result as metric_result
 
 SCHEMA_VERSION = 1
 
-Status = Literal["complete", "partial", "unavailable"]
 Severity = Literal["warning", "error"]
-Number = int | float
-
-STATUSES: tuple[Status, ...] = ("complete", "partial", "unavailable")
-METRIC_RESULT_KEYS = ("status", "value", "known_value", "unit", "scope", "method")
-# The largest magnitude a report number may have: every number must survive ``float()`` (views,
-# JSON consumers and deltas convert), and an int beyond this one would raise OverflowError there.
-MAX_NUMBER = int(sys.float_info.max)
-_UNSET: Any = object()  # tells "known_value not given" apart from an explicit None
 
 # Labels shared by several producers; spelled once so they cannot drift apart.
 MODULE_FORMULA_METHOD = "torchscan_module_formula"
@@ -45,21 +45,6 @@ FIELD_UNITS = {
 }
 
 
-class MetricResult(TypedDict):
-    """One measured number with its status; build it only with :func:`metric_result`.
-
-    ``complete``: ``value == known_value``. ``partial``: ``value`` is ``None`` and ``known_value``
-    is a lower bound only (never extrapolated). ``unavailable``: nothing was measured.
-    """
-
-    status: Status
-    value: Number | None
-    known_value: Number | None
-    unit: str
-    scope: str
-    method: str
-
-
 class Diagnostic(TypedDict):
     """Why a result is incomplete: a stable ``code`` for programs, a ``message`` for people."""
 
@@ -72,105 +57,6 @@ class Diagnostic(TypedDict):
     # Full dotted class path of the module concerned (``transformers.pytorch_utils.Conv1D``), so a
     # person can write the ``custom_modules=`` key that resolves it; sanitized like caller text.
     class_path: NotRequired[str]
-
-
-def in_float_range(number: Number) -> bool:
-    """True when ``number`` is finite and ``float(number)`` cannot overflow (no bool check)."""
-    if isinstance(number, float):
-        return math.isfinite(number)
-    return -MAX_NUMBER <= number <= MAX_NUMBER
-
-
-def _check_number(name: str, number: object, signed: bool = False) -> Number:
-    if type(number) is int and (0 <= number <= MAX_NUMBER or (signed and -MAX_NUMBER <= number <= 0)):
-        return number  # the common case, checked cheaply
-    if isinstance(number, bool) or not isinstance(number, int | float):
-        raise TypeError(f"MetricResult {name} must be an int or float, got {type(number).__name__}")
-    if not in_float_range(number):
-        shown = f"{number!r}" if isinstance(number, float) else "an int beyond the float range"
-        raise ValueError(f"MetricResult {name} must be finite, got {shown}")
-    if number < 0 and not signed:
-        raise ValueError(f"MetricResult {name} must be >= 0, got {number!r}")
-    return number
-
-
-def metric_result(
-    status: Status,
-    value: Number | None = None,
-    *,
-    unit: str,
-    scope: str,
-    method: str,
-    signed: bool = False,
-    known_value: Number | None = _UNSET,
-) -> MetricResult:
-    """Build a :class:`MetricResult`, enforcing the status invariants.
-
-    ``value`` is the complete value for ``complete``, the known lower bound for ``partial``, and
-    must be ``None`` for ``unavailable``. A partial result's ``value`` key is always ``None``: its
-    number lives in ``known_value`` and is never a coverage estimate.
-
-    ``known_value=`` may spell the lower bound explicitly, as the stored result does:
-    ``metric_result("partial", known_value=7, ...)`` (``value`` then stays ``None``). A complete
-    result accepts it only equal to ``value``; an unavailable one rejects any number.
-
-    Numbers must be finite and ``>= 0``, except with ``signed=True``, reserved for the spatial
-    fields (receptive field, effective stride/padding), whose documented conventions are signed:
-    a transposed convolution's field is ``-k`` and adaptive pooling's padding can be negative.
-    """
-    if not (type(unit) is str and unit and type(scope) is str and scope and type(method) is str and method):
-        for label, text in (("unit", unit), ("scope", scope), ("method", method)):
-            if not isinstance(text, str) or not text:
-                raise ValueError(f"MetricResult {label} must be a non-empty string")
-    if known_value is not _UNSET:
-        value = _merge_known_value(status, value, known_value)
-    if status == "complete":
-        number = _check_number("value", value, signed)
-        return {
-            "status": "complete",
-            "value": number,
-            "known_value": number,
-            "unit": unit,
-            "scope": scope,
-            "method": method,
-        }
-    if status == "partial":
-        known = _check_number("known_value", value, signed)
-        return {
-            "status": "partial",
-            "value": None,
-            "known_value": known,
-            "unit": unit,
-            "scope": scope,
-            "method": method,
-        }
-    if status == "unavailable":
-        if value is not None:
-            raise ValueError("an unavailable MetricResult carries no value")
-        return {
-            "status": "unavailable",
-            "value": None,
-            "known_value": None,
-            "unit": unit,
-            "scope": scope,
-            "method": method,
-        }
-    raise ValueError(f"unknown MetricResult status {status!r}")
-
-
-def _merge_known_value(status: object, value: Number | None, known_value: Number | None) -> Number | None:
-    """The single number ``metric_result`` stores, once ``known_value=`` agrees with ``value``."""
-    if status == "partial":
-        if value is not None:
-            raise ValueError("a partial MetricResult has value None; pass its lower bound as known_value")
-        return known_value
-    if status == "complete":
-        if isinstance(known_value, bool) or known_value is None or known_value != value:
-            raise ValueError("a complete MetricResult needs known_value == value (or known_value omitted)")
-        return value
-    if status == "unavailable" and known_value is not None:
-        raise ValueError("an unavailable MetricResult carries no known_value")
-    return value
 
 
 # --- value metadata (analysis.md 5.4) -------------------------------------------------------
@@ -199,6 +85,8 @@ class InputsMeta(TypedDict):
 
 
 class MeshDimension(TypedDict):
+    """One named dimension of the device mesh and its size (distributed.md 2)."""
+
     name: str
     size: int
 
@@ -213,6 +101,8 @@ class DistributedContext(TypedDict):
 
 
 class FlopContext(TypedDict):
+    """How a FlopReport was counted: torch version, method and counting convention (formulas.md B.3)."""
+
     torch_version: str
     method: str
     counting_convention: str
@@ -220,6 +110,8 @@ class FlopContext(TypedDict):
 
 
 class CollectiveCalls(TypedDict):
+    """One collective operator: how often it ran and the bytes handed to it."""
+
     calls: int
     bytes: int
 
@@ -232,6 +124,8 @@ class Communication(TypedDict):
 
 
 class IgnoredOperator(TypedDict):
+    """An ignored operator: its call count and the stated reason it adds no FLOPs (formulas.md B.6)."""
+
     calls: int
     reason: str
 
@@ -278,6 +172,8 @@ class HardwareFacts(TypedDict):
 
 
 class AnalysisContext(TypedDict):
+    """What produced an analysis report: versions, model type, execution mode, devices, dtypes."""
+
     torchscan_version: str
     torch_version: str
     python_version: str
@@ -292,6 +188,8 @@ class AnalysisContext(TypedDict):
 
 
 class ParameterStats(TypedDict):
+    """The module's own parameters, first-attributed: trainable and frozen elements, bytes, sharing."""
+
     trainable: int
     frozen: int
     bytes: int
@@ -299,12 +197,16 @@ class ParameterStats(TypedDict):
 
 
 class BufferStats(TypedDict):
+    """Buffers of one module call: elements, bytes, whether any is shared."""
+
     elements: int
     bytes: int
     shared: bool
 
 
 class CallRef(TypedDict):
+    """Names one module call by ``(path, call_index)``."""
+
     path: str
     call_index: int
 
@@ -350,6 +252,8 @@ class MetricDiff(TypedDict):
 
 
 class LayerEntry(TypedDict):
+    """A layer call that only one side of a ReportDiff has, with its metrics."""
+
     path: str
     call_index: int
     metrics: dict[str, MetricResult]
@@ -357,6 +261,8 @@ class LayerEntry(TypedDict):
 
 
 class LayerChange(TypedDict):
+    """A layer call both sides of a ReportDiff have, with one MetricDiff per metric."""
+
     path: str
     call_index: int
     metrics: dict[str, MetricDiff]
@@ -364,6 +270,8 @@ class LayerChange(TypedDict):
 
 
 class LayerDiffs(TypedDict):
+    """The layer calls of a ReportDiff: added, removed and changed."""
+
     added: list[LayerEntry]
     removed: list[LayerEntry]
     changed: list[LayerChange]
@@ -395,6 +303,8 @@ class ProfileRow(TypedDict):
 
 
 class ProfileContext(TypedDict):
+    """How a profile was taken: torch version, device, method, operator grouping and limit."""
+
     torch_version: str
     device: str
     method: str
@@ -465,6 +375,8 @@ class BenchmarkReport(TypedDict):
 
 
 class ContextChange(TypedDict):
+    """One context key whose value differs between two benchmark runs."""
+
     before: Any
     after: Any
 

@@ -1,6 +1,6 @@
 """Checks of the distributed parts of reports and of merged reports (distributed.md 2-4).
 
-Like ``validate.py`` (whose public checks it reuses), every failure is a ``ValueError`` naming the
+Like ``validate.py`` (both build on ``validate_core``), every failure is a ``ValueError`` naming the
 location of the problem, and this module never imports torch.
 """
 
@@ -9,74 +9,67 @@ from __future__ import annotations
 from typing import Any
 
 from torchscan.report.schema import COMMUNICATION_METHOD, SCHEMA_VERSION
-from torchscan.report.validate import (
+from torchscan.report.validate_core import (
     check_diagnostics,
     check_json_tree,
     check_metric_result,
+    fail,
     is_count,
+    require_object,
 )
 
 MERGED_TYPES = ("flop", "analysis", "benchmark")
 
 
-def _fail(where: str, message: str) -> ValueError:
-    return ValueError(f"{where or 'report'}: {message}")
-
-
 def _child(where: str, key: object) -> str:
+    # Unlike ``validate_core.child`` this never quotes a dotted key (``by_operator.c10d.broadcast_``):
+    # kept as it was when the validators were split, so every location reads as before.
     if isinstance(key, int):
         return f"{where}[{key}]"
     return f"{where}.{key}" if where else str(key)
 
 
-def _object(parent: Any, key: str, where: str) -> dict[str, Any]:
-    value = parent.get(key) if isinstance(parent, dict) else None
-    if not isinstance(value, dict):
-        raise _fail(_child(where, key), "must be an object")
-    return value
-
-
 def check_distributed_context(context: Any, where: str) -> None:
     """``context.distributed``: backend, world size, rank within it, mesh dimensions or null."""
     if not isinstance(context, dict):
-        raise _fail(where, "must be an object with backend, world_size, rank and mesh")
+        raise fail(where, "must be an object with backend, world_size, rank and mesh")
     if not isinstance(context.get("backend"), str):
-        raise _fail(_child(where, "backend"), "must be a string")
+        raise fail(_child(where, "backend"), "must be a string")
     world_size: Any = context.get("world_size")
     rank: Any = context.get("rank")
     if not (is_count(world_size) and world_size >= 1):
-        raise _fail(_child(where, "world_size"), "must be a positive integer")
+        raise fail(_child(where, "world_size"), "must be a positive integer")
     if not (is_count(rank) and rank < world_size):
-        raise _fail(_child(where, "rank"), "must be an integer in [0, world_size)")
-    mesh = context.get("mesh", _fail)
+        raise fail(_child(where, "rank"), "must be an integer in [0, world_size)")
+    mesh = context.get("mesh", fail)
     if mesh is None:
         return
     if not isinstance(mesh, list):
-        raise _fail(_child(where, "mesh"), "must be a list of {name, size} or null")
+        raise fail(_child(where, "mesh"), "must be a list of {name, size} or null")
     for index, dimension in enumerate(mesh):
         location = _child(_child(where, "mesh"), index)
         if not (isinstance(dimension, dict) and isinstance(dimension.get("name"), str)):
-            raise _fail(location, "must be an object with a string name")
+            raise fail(location, "must be an object with a string name")
         if not (is_count(dimension.get("size")) and dimension["size"] >= 1):
-            raise _fail(_child(location, "size"), "must be a positive integer")
+            raise fail(_child(location, "size"), "must be a positive integer")
 
 
 def check_communication(communication: Any, where: str) -> None:
     """``communication``: total_bytes (bytes, workload, collective method) and per-operator tallies."""
     if not isinstance(communication, dict):
-        raise _fail(where, "must be an object with total_bytes and by_operator")
+        raise fail(where, "must be an object with total_bytes and by_operator")
     total: Any = communication.get("total_bytes")
     check_metric_result(total, _child(where, "total_bytes"), additive=True)
     if (total["unit"], total["scope"], total["method"]) != ("bytes", "workload", COMMUNICATION_METHOD):
         expected = f"must have unit bytes, scope workload, method {COMMUNICATION_METHOD}"
-        raise _fail(_child(where, "total_bytes"), expected)
-    entries = _object(communication, "by_operator", where)
+        raise fail(_child(where, "total_bytes"), expected)
+    entries = require_object(communication, "by_operator", where)
     for name, entry in entries.items():
         location = _child(_child(where, "by_operator"), name)
         if not (isinstance(entry, dict) and is_count(entry.get("calls")) and is_count(entry.get("bytes"))):
-            raise _fail(location, "must be an object with nonnegative integer calls and bytes")
+            raise fail(location, "must be an object with nonnegative integer calls and bytes")
     if total["known_value"] is not None and total["known_value"] != sum(e["bytes"] for e in entries.values()):
-        raise _fail(_child(where, "total_bytes"), "must equal the sum of by_operator bytes")
+        raise fail(_child(where, "total_bytes"), "must equal the sum of by_operator bytes")
 
 
 def check_distributed_parts(flops: dict[str, Any], where: str) -> None:
@@ -85,20 +78,26 @@ def check_distributed_parts(flops: dict[str, Any], where: str) -> None:
         logical = flops["logical_total"]
         check_metric_result(logical, _child(where, "logical_total"), additive=True)
         if logical["unit"] != "FLOPs" or logical["scope"] != "global":
-            raise _fail(_child(where, "logical_total"), "must have unit FLOPs and scope global")
+            raise fail(_child(where, "logical_total"), "must have unit FLOPs and scope global")
     if "communication" in flops:
         check_communication(flops["communication"], _child(where, "communication"))
     context = flops.get("context")
-    if isinstance(context, dict) and "distributed" in context:
-        check_distributed_context(context["distributed"], _child(_child(where, "context"), "distributed"))
+    if isinstance(context, dict):
+        check_context_distributed(context, _child(where, "context"))
+
+
+def check_context_distributed(context: dict[str, Any], where: str) -> None:
+    """``context.distributed`` of any report, when present (absent outside a process group)."""
+    if "distributed" in context:
+        check_distributed_context(context["distributed"], _child(where, "distributed"))
 
 
 def validate_flop_report(report: Any, where: str = "report") -> None:
     """Check a saved standalone ``FlopReport`` (``measure_flops``), distributed parts included."""
-    from torchscan.report.validate import validate_operator_report
+    from torchscan.report.validate_operators import validate_operator_report  # it imports this module
 
     if not isinstance(report, dict):
-        raise _fail(where, f"a FlopReport must be an object, got {type(report).__name__}")
+        raise fail(where, f"a FlopReport must be an object, got {type(report).__name__}")
     root = "" if where == "report" else where
     check_json_tree(report, root)
     validate_operator_report(report, root)
@@ -108,38 +107,38 @@ def validate_flop_report(report: Any, where: str = "report") -> None:
 def validate_merged_report(report: Any, where: str = "report") -> None:
     """Check a saved merged report (``merge_reports``, distributed.md 4)."""
     if not isinstance(report, dict):
-        raise _fail(where, f"a merged report must be an object, got {type(report).__name__}")
+        raise fail(where, f"a merged report must be an object, got {type(report).__name__}")
     root = "" if where == "report" else where
     check_json_tree(report, root)
     if type(report.get("schema_version")) is not int or report["schema_version"] != SCHEMA_VERSION:
-        raise _fail(_child(root, "schema_version"), f"unsupported schema_version; expected {SCHEMA_VERSION}")
+        raise fail(_child(root, "schema_version"), f"unsupported schema_version; expected {SCHEMA_VERSION}")
     if report.get("report_type") != "merged":
-        raise _fail(_child(root, "report_type"), "must be 'merged'")
+        raise fail(_child(root, "report_type"), "must be 'merged'")
     if report.get("merged_type") not in MERGED_TYPES:
-        raise _fail(_child(root, "merged_type"), f"must be one of {', '.join(MERGED_TYPES)}")
+        raise fail(_child(root, "merged_type"), f"must be one of {', '.join(MERGED_TYPES)}")
     world_size: Any = report.get("world_size")
     ranks: Any = report.get("ranks")
     if not (is_count(world_size) and world_size >= 1):
-        raise _fail(_child(root, "world_size"), "must be a positive integer")
+        raise fail(_child(root, "world_size"), "must be a positive integer")
     if not (
         isinstance(ranks, list)
         and ranks
         and all(is_count(rank) and rank < world_size for rank in ranks)
         and ranks == sorted(set(ranks))
     ):
-        raise _fail(_child(root, "ranks"), "must be distinct ascending integers in [0, world_size)")
+        raise fail(_child(root, "ranks"), "must be distinct ascending integers in [0, world_size)")
     for key in ("totals", "imbalance"):
-        for name, result in _object(report, key, root).items():
+        for name, result in require_object(report, key, root).items():
             check_metric_result(result, _child(_child(root, key), name))
     per_rank = report.get("per_rank")
     listed = [e.get("rank") if isinstance(e, dict) else None for e in per_rank or ()]
     if not isinstance(per_rank, list) or listed != ranks:
-        raise _fail(_child(root, "per_rank"), "must hold one {rank, totals} entry per merged rank, in order")
+        raise fail(_child(root, "per_rank"), "must hold one {rank, totals} entry per merged rank, in order")
     for index, entry in enumerate(per_rank):
         location = _child(_child(root, "per_rank"), index)
-        for name, result in _object(entry, "totals", location).items():
+        for name, result in require_object(entry, "totals", location).items():
             check_metric_result(result, _child(_child(location, "totals"), name))
     diagnostics = report.get("diagnostics")
     if not isinstance(diagnostics, list):
-        raise _fail(_child(root, "diagnostics"), "must be a list")
+        raise fail(_child(root, "diagnostics"), "must be a list")
     check_diagnostics(diagnostics, _child(root, "diagnostics"))

@@ -1,0 +1,96 @@
+"""The B.6 ignored table and the supplemental formula interface (formulas.md B.6, B.2).
+
+The tables are checked against PyTorch's own registry: real normalized packets, disjoint, never
+shadowing a native formula.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import torch
+from torch.utils.flop_counter import flop_registry
+
+from torchscan.formulas.operators import (
+    IGNORED_OPERATORS,
+    SUPPLEMENTAL_FORMULAS,
+    UnsupportedOperatorFormula,
+    supplemental_formula,
+)
+
+
+def test_ignored_table_has_the_exact_b6_reasons():
+    reasons = Counter(IGNORED_OPERATORS.values())
+    assert reasons == {
+        "Metadata-only tensor view.": 18,  # B.6's 16 + detach_ and as_strided_ (observed in the zoo)
+        # 18 named + 3 reflection + 3 replication + 6 nearest + unsafe_split(_with_sizes) (RNN gate chunks)
+        # + training-and-hardware.md 2: 4 view gradients (slice/select/diagonal/unfold_backward) and
+        # the optimizers' list copy and fill (_foreach_copy_, _foreach_zero_)
+        "Data movement is excluded from FLOPs.": 32 + 4 + 2,
+        "Tensor allocation is excluded from FLOPs.": 5,
+        # B.6's 13 + creation by position formula (linspace, logspace, eye, tril/triu_indices)
+        "Tensor creation is excluded from FLOPs.": 13 + 5,
+        # real-models.md 2.1: 22 names + tril_ and triu_ + the order selections sort, argsort, msort,
+        # topk (Mixtral's router); 14 names + the out-of-place normal
+        "Indexing and selection move data and are excluded from FLOPs.": 28,
+        "Random-number generation is excluded from FLOPs.": 15,
+    }
+    assert IGNORED_OPERATORS["aten.view"] == "Metadata-only tensor view."
+    assert IGNORED_OPERATORS["aten.squeeze_"] == "Metadata-only tensor view."
+    assert IGNORED_OPERATORS["aten._upsample_nearest_exact3d"] == "Data movement is excluded from FLOPs."
+    assert IGNORED_OPERATORS["aten.new_empty_strided"] == "Tensor allocation is excluded from FLOPs."
+    assert IGNORED_OPERATORS["aten.scalar_tensor"] == "Tensor creation is excluded from FLOPs."
+    # real-models.md 2.1 amends B.6: random numbers and indexing are ignored
+    for name in ("aten.bernoulli_", "aten.normal_", "aten.uniform_"):
+        assert IGNORED_OPERATORS[name] == "Random-number generation is excluded from FLOPs."
+    assert IGNORED_OPERATORS["aten.gather"] == "Indexing and selection move data and are excluded from FLOPs."
+    # training-and-hardware.md 2: backward kernels are counted by a formula, never ignored
+    name = "aten.native_layer_norm_backward"
+    assert name not in IGNORED_OPERATORS and supplemental_formula(name) is not None
+
+
+@pytest.mark.parametrize("table", [IGNORED_OPERATORS, SUPPLEMENTAL_FORMULAS], ids=["ignored", "formulas"])
+def test_every_key_is_a_real_normalized_packet(table):
+    for name in table:
+        namespace, _, op = name.partition(".")
+        assert namespace == "aten"
+        assert str(getattr(torch.ops.aten, op)) == name
+
+
+def test_tables_are_disjoint_and_never_shadow_native_formulas():
+    native = {str(packet) for packet in flop_registry}
+    assert not set(SUPPLEMENTAL_FORMULAS) & set(IGNORED_OPERATORS)
+    assert not set(SUPPLEMENTAL_FORMULAS) & native
+
+
+@pytest.mark.parametrize(
+    ("name", "has_formula"),
+    [
+        ("aten.add", True),
+        ("aten.add_", True),  # B.8: in-place variants share the formula
+        ("aten.div_", True),
+        ("aten.relu_", True),
+        ("aten.masked_fill_", True),
+        ("aten.rrelu_with_noise_", True),
+        ("aten.sum_", False),  # PyTorch has no in-place sum
+        ("aten.atan", False),  # C16: not in B.8
+        ("aten.mm", False),  # native (B.2), never supplemental
+        ("aten.view", False),  # ignored, not counted
+        ("aten.add.Tensor", False),  # keys are packets, not overloads
+    ],
+)
+def test_supplemental_formula_lookup(name, has_formula):
+    assert (supplemental_formula(name) is not None) is has_formula
+
+
+def test_inplace_variant_shares_the_rule():
+    assert SUPPLEMENTAL_FORMULAS["aten.add_"] is SUPPLEMENTAL_FORMULAS["aten.add"]
+    assert SUPPLEMENTAL_FORMULAS["aten.gelu_"] is SUPPLEMENTAL_FORMULAS["aten.gelu"]
+
+
+def test_unsupported_reason_is_the_exception_text():
+    x = torch.ones(2, 3)
+    with pytest.raises(UnsupportedOperatorFormula) as info:
+        SUPPLEMENTAL_FORMULAS["aten.norm"]((x, 3), {}, x)
+    assert str(info.value) == "Norm FLOPs cover only orders 1, 2, and +/-infinity."
