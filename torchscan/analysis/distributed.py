@@ -247,7 +247,7 @@ class DistributedTally:
         if not self.dtensor_seen:
             return None
         known = executed["known_value"] or 0
-        self.plain_flops = known - self.inside_flops
+        self.plain_flops = int(known) - self.inside_flops
         value = self.plain_flops + self.logical_flops
         # Plain-tensor work may be a shard (after to_local(), or ColwiseParallel's default
         # use_local_output=True): counted at local shapes it can only understate the logical work.
