@@ -254,6 +254,10 @@ BAD_HARDWARE: dict[str, tuple[object, type[Exception], str]] = {
     "bandwidth-zero": ({**GOOD_HARDWARE, BANDWIDTH: 0}, ValueError, BANDWIDTH),
     "bandwidth-bool": ({**GOOD_HARDWARE, BANDWIDTH: False}, TypeError, BANDWIDTH),
     "name-int": ({**GOOD_HARDWARE, "name": 1}, TypeError, "name"),
+    # the name is copied into reports verbatim: printable, 1 to 100 characters
+    "name-empty": ({**GOOD_HARDWARE, "name": ""}, ValueError, "name"),
+    "name-control": ({**GOOD_HARDWARE, "name": "gpu\x1b[2J"}, ValueError, "name"),
+    "name-long": ({**GOOD_HARDWARE, "name": "x" * 101}, ValueError, "name"),
 }
 
 

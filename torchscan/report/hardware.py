@@ -15,6 +15,7 @@ from typing import Any, cast
 from torchscan.report.schema import HardwareFacts, MetricResult, Number, Status, in_float_range, metric_result
 
 NAME_KEY = "name"
+MAX_NAME = 100  # characters of a stated device name
 PEAK_KEY = "peak_flops_per_second"
 BANDWIDTH_KEY = "memory_bandwidth_bytes_per_second"
 HARDWARE_KEYS = (NAME_KEY, PEAK_KEY, BANDWIDTH_KEY)
@@ -50,15 +51,22 @@ def check_hardware(hardware: object, name: str = "hardware") -> HardwareFacts:
     """
     if not isinstance(hardware, Mapping):
         raise TypeError(f"{name} must be a mapping, got {type(hardware).__name__}")
-    unknown = sorted(repr(key) for key in hardware if key not in HARDWARE_KEYS)
+    unknown = sorted(ascii(key)[:MAX_NAME] for key in hardware if key not in HARDWARE_KEYS)
     if unknown:
-        raise ValueError(f"{name} has unknown keys {', '.join(unknown)}; allowed: {', '.join(HARDWARE_KEYS)}")
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise ValueError(f"{name} has unknown keys {shown}; allowed: {', '.join(HARDWARE_KEYS)}")
     for key in (NAME_KEY, PEAK_KEY):
         if key not in hardware:
             raise ValueError(f"{name} is missing the key {key!r}")
     if not isinstance(hardware[NAME_KEY], str):
         raise TypeError(f"{name}[{NAME_KEY!r}] must be a str, got {type(hardware[NAME_KEY]).__name__}")
-    checked: dict[str, Any] = {NAME_KEY: hardware[NAME_KEY]}
+    stated = hardware[NAME_KEY]
+    # The name is copied into reports verbatim: keep it printable, short, and free of paths' kin.
+    if not stated or len(stated) > MAX_NAME or not stated.isprintable():
+        raise ValueError(
+            f"{name}[{NAME_KEY!r}] must be 1 to {MAX_NAME} printable characters, got {ascii(stated)[:80]}"
+        )
+    checked: dict[str, Any] = {NAME_KEY: stated}
     for key in RATE_KEYS:
         if key not in hardware:
             continue  # only the bandwidth is optional; the peak was required above
