@@ -44,3 +44,11 @@ def test_explorer_comparison_says_the_delta_overflowed() -> None:
     assert row is not None and f"unavailable · {BEYOND}" in row.group(0)
     changed = re.search(r"<li>0 · call #0: [^<]*</li>", page)
     assert changed is not None and f"effective_padding: unavailable · {BEYOND}" in changed.group(0)
+
+
+def test_card_and_snapshot_wording_share_the_reason() -> None:
+    # The explorer's comparison cards (panel_data.change_words) say it too, not only the appendix.
+    from torchscan.views.panel_data import change_words
+
+    overflow = metric_diff(_signed(-1.7e308), _signed(1.7e308), "effective_padding")
+    assert change_words(overflow) == f"unavailable · {BEYOND}"

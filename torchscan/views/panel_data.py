@@ -11,7 +11,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.text import compact_text, delta_text, long_parts, long_text, number, path_label
+from torchscan.views.text import (
+    compact_text,
+    delta_text,
+    long_parts,
+    missing_delta_text,
+    long_text,
+    number,
+    path_label,
+)
 
 RAIL_WORDS = {"unknown": "not complete", "small": "too small to draw", "zero": "complete zero"}
 TOP_N = 15
@@ -34,7 +42,7 @@ def change_words(entry: Mapping[str, Any]) -> str:
     if entry.get("withheld"):
         return f"unavailable · {entry['withheld']}"
     if entry.get("delta") is None:
-        return f"{entry['status']} · delta unknown (requires two complete measurements)"
+        return missing_delta_text(entry)
     unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
     return delta_text(entry["delta"], unit)
 

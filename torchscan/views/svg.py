@@ -13,7 +13,7 @@ from typing import Any
 from torchscan.views.evidence import build_data
 from torchscan.views.geometry import VIEW_TOTALS
 from torchscan.views.map_svg import CANVAS, draw_map, map_height
-from torchscan.views.text import compact_text, delta_text, esc, path_label, svg_text
+from torchscan.views.text import compact_text, delta_text, esc, missing_delta_text, path_label, svg_text
 
 LINE = 18
 
@@ -151,9 +151,7 @@ def render_svg(
         if entry is not None:
             unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
             change = entry.get("withheld") or (
-                delta_text(entry["delta"], unit)
-                if entry["delta"] is not None
-                else f"{entry['status']} · delta unknown (requires two complete measurements)"
+                delta_text(entry["delta"], unit) if entry["delta"] is not None else missing_delta_text(entry)
             )
             canvas.text(
                 f"Before {svg_text(entry.get('before'))} · after {svg_text(entry.get('after'))} · change "
