@@ -15,8 +15,8 @@ from torchscan.views.text import (
     compact_text,
     delta_text,
     long_parts,
-    missing_delta_text,
     long_text,
+    missing_delta_text,
     number,
     path_label,
 )
