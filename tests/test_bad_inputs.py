@@ -187,6 +187,9 @@ def _hardware_free_cases() -> dict[str, Bad]:
         "workload-metrics-str": Bad(_workload(metrics="flops"), TypeError, "metrics"),
         "workload-profile-str": Bad(_workload(profile="yes"), TypeError, "profile"),
         "workload-print-summary-int": Bad(_workload(print_summary=1), TypeError, "print_summary"),
+        "workload-agree-across-ranks-str": Bad(
+            _workload(agree_across_ranks="yes"), TypeError, "agree_across_ranks"
+        ),
         "workload-rss-command-str": Bad(_workload(rss_command="ls"), TypeError, "rss_command"),
         # --- profile_workload ---------------------------------------------------------------------
         "profile-limit-zero": Bad(_profile(limit=0), ValueError, "limit"),

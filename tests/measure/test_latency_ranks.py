@@ -226,3 +226,25 @@ def test_agree_across_ranks_must_be_a_bool(value):
 
     with pytest.raises(TypeError, match="agree_across_ranks"):
         measure_latency(never, device="cpu", agree_across_ranks=value)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_measure_workload_forwards_the_choice(monkeypatch, enabled):
+    from torchscan import measure_workload
+
+    seen: list[bool] = []
+
+    def record(flag: bool) -> None:
+        seen.append(flag)
+
+    monkeypatch.setattr(latency, "rank_agreement", record)
+    measure_workload(
+        lambda: time.sleep(0),
+        device="cpu",
+        metrics=("latency",),
+        warmup=0,
+        min_run_time=0.001,
+        min_repeats=2,
+        agree_across_ranks=enabled,
+    )
+    assert seen == [enabled]

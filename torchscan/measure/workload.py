@@ -83,6 +83,7 @@ def measure_workload(
     print_summary: bool = False,
     hardware: object = None,
     progress: bool | ProgressCallback | None = None,
+    agree_across_ranks: bool = True,
 ) -> BenchmarkReport:
     """Measure one workload in separate passes and return a ``BenchmarkReport`` with seven totals.
 
@@ -93,6 +94,8 @@ def measure_workload(
     here (``NotImplementedError``, ``ImportError``, no CPU memory events) leaves its metric
     ``unavailable`` and adds a ``measurement_unavailable`` diagnostic. The workload's own exceptions
     propagate unchanged. ``print_summary=True`` prints a terminal summary; the report is the data.
+    ``agree_across_ranks`` is passed to ``measure_latency`` (under ``torch.distributed``, every rank
+    runs the same number of timed calls; ``False`` when only some ranks time).
     ``hardware`` (the caller's stated peak, training-and-hardware.md 3) is copied into
     ``context.hardware`` and adds ``achieved_flops_per_second``, ``model_flops_utilization`` and
     ``hardware_flops_utilization`` to ``totals``.
@@ -111,6 +114,7 @@ def measure_workload(
     selected = _validate_metrics(metrics)
     check_bool("profile", profile)
     check_bool("print_summary", print_summary)
+    check_bool("agree_across_ranks", agree_across_ranks)
     check_progress(progress)
     command = None if rss_command is None else validate_command(rss_command, name="rss_command")
     stated = validate_hardware(hardware)
@@ -148,6 +152,7 @@ def measure_workload(
                 min_run_time=settings.min_run_time,
                 min_repeats=settings.min_repeats,
                 progress=False if reporter is None else reporter.callback,
+                agree_across_ranks=agree_across_ranks,
             )
     flops = collect("operator_flops", lambda: _measure_flops(tracked)) if "flops" in selected else None
     if flops is not None:
