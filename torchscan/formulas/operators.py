@@ -341,8 +341,10 @@ def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
     )
 
 
-# Layer kernels (softmax, normalization, pooling, attention, recurrent) register on import.
-from torchscan.formulas import operator_layers  # noqa: E402, F401
+# Layer kernels (softmax, normalization, pooling, attention, recurrent), library kernels and grid
+# sampling (families.md 2: torchvision names only, never an import), FFT, weight norm and isin
+# register on import.
+from torchscan.formulas import operator_layers, spectral_ops, vision_ops  # noqa: E402, F401
 
 # --- training-and-hardware.md 2: backward, loss and optimizer kernels (derivations beside them) --
 
