@@ -54,8 +54,25 @@ def test_ignored_table_has_the_exact_b6_reasons():
 def test_every_key_is_a_real_normalized_packet(table):
     for name in table:
         namespace, _, op = name.partition(".")
+        if namespace == "torchvision" and table is SUPPLEMENTAL_FORMULAS:
+            continue  # library kernels (families.md 2): checked below, where torchvision is installed
         assert namespace == "aten"
         assert str(getattr(torch.ops.aten, op)) == name
+
+
+def test_library_keys_are_real_torchvision_packets():
+    library = [name for name in SUPPLEMENTAL_FORMULAS if not name.startswith("aten.")]
+    assert sorted(library) == [
+        "torchvision.deform_conv2d",
+        "torchvision.nms",
+        "torchvision.ps_roi_align",
+        "torchvision.ps_roi_pool",
+        "torchvision.roi_align",
+        "torchvision.roi_pool",
+    ]
+    pytest.importorskip("torchvision")
+    for name in library:
+        assert str(getattr(torch.ops.torchvision, name.partition(".")[2])) == name
 
 
 def test_tables_are_disjoint_and_never_shadow_native_formulas():
