@@ -17,8 +17,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from torchscan.measure.arguments import ArgumentTypeError
 from torchscan.report.schema import MetricResult, metric_result
+from torchscan.runtime.arguments import ArgumentTypeError
 
 # The intermediary's whole program. argv: [-c, <report fd>, <command...>]. It writes one line:
 # "ok <wait status> <ru_maxrss>" or "error <errno> <strerror>", and nothing to the standard streams.
