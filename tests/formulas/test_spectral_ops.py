@@ -86,6 +86,13 @@ def test_rfft2_and_irfft2():
     )
 
 
+def test_view_as_real_after_an_fft_is_not_uncounted():
+    # fft of a real signal: one r2c with the full (two-sided) output: half of 5·8·3 = 60, unscaled;
+    # view_as_real is a complex view (metadata, families.md 1.2)
+    value, by_operator = complete(lambda: torch.view_as_real(torch.fft.fft(torch.ones(8))))
+    assert (value, by_operator) == (60, {"aten._fft_r2c": 60})
+
+
 # --- weight norm: 3·N(v) + v.shape[dim] ------------------------------------------------------------
 
 

@@ -234,3 +234,14 @@ def test_unique2_once_ignored_reads_every_operand_element():
     uncounted = capture("aten._unique2", 4, 0, False, False, (x, True, True, True), {}, out)
     assert estimate_call(uncounted) == (None, None, None)
     assert TensorMeta((6,), torch.float32).numel() == 6
+
+
+def test_unique_in_a_module_reads_its_values():
+    # torch.unique(x (6,), return_inverse, return_counts) dispatches _unique2, ignored as selection:
+    # FLOPs 0, MACs 0, DMAs 6 read + values 4, inverse 6, counts 4 written = 20
+    class Unique(nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple:
+            return torch.unique(x, return_inverse=True, return_counts=True)
+
+    report = crawl_module(Unique(), args=(torch.tensor([1.0, 2, 2, 3, 4, 4]),))
+    assert _totals(report) == (("complete", 0), ("complete", 0), ("complete", 20))
