@@ -23,13 +23,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis import distributed
+from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
 from torchscan.analysis.operator_resolution import (
-    COMMUNICATION,
-    CUSTOM,
-    DECOMPOSED,
-    IGNORED,
-    NATIVE,
-    UNCOUNTED,
     Entry,
     has_complex,
     layout_unsupported,

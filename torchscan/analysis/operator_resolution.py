@@ -17,11 +17,17 @@ from typing import Any
 import torch
 
 from torchscan.analysis import distributed
+from torchscan.analysis.operator_kinds import (
+    COMMUNICATION,
+    CUSTOM,
+    DECOMPOSED,
+    IGNORED,
+    NATIVE,
+    SUPPLEMENTAL,
+    UNCOUNTED,
+)
 from torchscan.formulas import native_equivalents, operators
 
-# Resolution kinds of one operator packet.
-# COMMUNICATION: collectives, tallied as bytes by ``distributed`` (distributed.md 3), never FLOP gaps.
-CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION = range(7)
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 
 
