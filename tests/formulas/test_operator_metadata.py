@@ -219,3 +219,12 @@ def test_crawl_module_on_a_jagged_tensor_is_named_not_raised():
     assert operator_flops["status"] == "partial"
     codes = {(d["code"], d.get("operator")) for d in report["diagnostics"]}
     assert ("unsupported_operator_formula", "aten.linear") in codes
+
+
+def test_crawl_module_passes_a_jagged_kernel_error_through():
+    linear, nt = nn.Linear(5, 3), _jagged()
+    with pytest.raises(RuntimeError) as bare:
+        linear(nt)
+    with pytest.raises(RuntimeError) as observed:
+        crawl_module(linear, args=(nt,))
+    assert type(observed.value) is type(bare.value) and str(observed.value) == str(bare.value)
