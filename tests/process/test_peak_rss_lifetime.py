@@ -68,6 +68,12 @@ def test_the_peak_includes_a_waited_for_child_of_the_command() -> None:
     assert small < 100 * MIB
     assert both >= 200 * MIB
     assert both < small + 200 * MIB + 50 * MIB  # a maximum over processes, not their sum
+    # ... and the documentation says so instead of "grandchildren are not included" (issue #20).
+    docs = (REPO / "docs" / "workloads.md").read_text(encoding="utf-8")
+    assert "grandchildren" not in " ".join((measure_peak_rss.__doc__ or "").split())
+    assert "does not include grandchildren" not in docs
+    assert "waited for" in " ".join((measure_peak_rss.__doc__ or "").split())
+    assert "descendant the command *waited for*" in " ".join(docs.split())
 
 
 def _running(pid: int) -> bool:
