@@ -3,9 +3,12 @@
 On Linux, a process forked (or vforked, or ``posix_spawn``-ed) from a large parent keeps the parent's
 RSS high-water mark across ``exec``; a child started directly from a PyTorch process would report at
 least the caller's RSS. The command is therefore started by a small intermediary interpreter
-(``python -I -S``, only ``os``/``sys`` imported) whose sole job is to ``posix_spawn`` it, ``wait4``
-it and write the raw result to a private pipe. The measured process descends from that small
-address space, and the standard streams stay untouched for the command's own use.
+(``python -I -S``, only ``os``/``select``/``signal``/``sys`` imported) whose sole job is to
+``posix_spawn`` it, ``wait4`` it and write the raw result to a private pipe. The measured process
+descends from that small address space (whose own high-water mark, about 10 MiB, is therefore the
+floor of every Linux figure), and the standard streams stay untouched for the command's own use.
+The intermediary also watches a pipe whose other end only the caller holds: when the caller dies,
+however it dies, the command and its process group are killed rather than left running.
 """
 
 from __future__ import annotations
@@ -126,20 +129,29 @@ def measure_peak_rss(command: Sequence[str], *, cwd: str | os.PathLike[str] | No
     """Run ``command`` once as a new process (no shell) and return its peak resident set size in bytes.
 
     The figure is ``ru_maxrss`` from ``os.wait4`` for that one child over its whole lifetime:
-    interpreter start, imports, model loading, every phase, exit. The child inherits standard input,
-    output and error; ``cwd`` is its working directory. There is no timeout, but an exception while
-    waiting (``KeyboardInterrupt`` included) kills and reaps the command and its launcher before it
-    propagates. The command and ``cwd`` are not kept.
+    interpreter start, imports, model loading, every phase, exit. The operating system reports the
+    larger of the child's own peak and the peak of every descendant the child waited for (a
+    ``subprocess.run`` inside the command counts; a descendant it never waited for does not): a
+    command whose child touches 200 MiB reports about 210 MiB. It is a maximum over processes, never
+    their sum. On Linux it is never below the launcher's own high-water mark (about 10 MiB).
 
-    What this number does NOT mean: it is not an inference-only increment, not the peak of a process
-    tree (grandchildren are not included), not accelerator or container memory, and it must never be
-    added to ``measure_peak_memory`` figures (the scopes overlap on unified-memory hardware).
+    The child inherits standard input, output and error; ``cwd`` is its working directory. There is
+    no timeout, but an exception while waiting (``KeyboardInterrupt`` included) kills and reaps the
+    command and its launcher before it propagates, and if the calling process dies (``SIGTERM``,
+    ``SIGHUP``, ``SIGKILL``) the launcher kills the command and its process group. The command and
+    ``cwd`` are not kept.
+
+    What this number does NOT mean: it is not an inference-only increment, not the total memory of a
+    process tree (concurrent processes are not summed), not accelerator or container memory, and it
+    must never be added to ``measure_peak_memory`` figures (the scopes overlap on unified-memory
+    hardware).
 
     Raises ``TypeError`` (an :class:`ArgumentTypeError`, also a ``ValueError``) for a command that is
     not a sequence of ``str`` or a ``cwd`` that is not a path, ``ValueError`` for an empty command,
-    ``NotImplementedError`` outside Linux/macOS (before
-    launching anything), ``subprocess.CalledProcessError`` for a non-zero exit or a signal, and
-    ``OSError`` (e.g. ``FileNotFoundError``) when the command cannot be started.
+    an empty executable name, a NUL character or an unencodable argument, ``NotImplementedError``
+    outside Linux/macOS (all before launching anything), ``subprocess.CalledProcessError`` for a
+    non-zero exit or a signal, and ``OSError`` (e.g. ``FileNotFoundError``) when the command cannot
+    be started.
     """
     argv = validate_command(command)
     if cwd is not None and (not isinstance(cwd, str | os.PathLike) or not isinstance(os.fspath(cwd), str)):
