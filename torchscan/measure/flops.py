@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,14 +33,28 @@ def _module_tracker() -> Any:
         penalties, input gradients, ``jacrev`` on an input). When a leaf is among the tensors the
         hook fires on the first gradient instead (mode ``"any"``): only the backward attribution of
         ``by_module`` can move slightly, never a count.
+
+        The forward hooks are process-global: a module call on another thread (plain PyTorch code
+        running beside the analysis) would otherwise enter its label into ``parents`` and collect
+        this thread's operators (issue #20, item 1). Only forwards of the thread that entered the
+        tracker are recorded; backward hooks stay on that thread's own tensors, so the autograd
+        engine's worker threads still attribute backward work.
         """
 
+        def __enter__(self) -> Any:
+            self._thread = threading.get_ident()
+            return super().__enter__()
+
         def _fw_pre_hook(self, mod: nn.Module, input: Any) -> None:
+            if threading.get_ident() != self._thread:
+                return
             name = self._get_mod_name(mod)
             self._get_append_fn(name, False)()
             self._on_gradients(input, self._get_pop_fn(name, True))
 
         def _fw_post_hook(self, mod: nn.Module, input: Any, output: Any) -> None:
+            if threading.get_ident() != self._thread:
+                return
             name = self._get_mod_name(mod)
             self._get_pop_fn(name, False)()
             self._on_gradients(output, self._get_append_fn(name, True))
