@@ -40,10 +40,10 @@ def _validate_call_inputs(
             )
         if args is None:
             args = ()
-        if isinstance(args, list):
-            args = tuple(args)
         if not isinstance(args, tuple):
-            raise TypeError(f"args must be a tuple (or list), got {type(args).__name__}")
+            # A list is ambiguous (one list argument, or several arguments?): only a tuple spreads.
+            hint = "; wrap a list argument as (the_list,)" if isinstance(args, list) else ""
+            raise TypeError(f"args must be a tuple of positional arguments, got {type(args).__name__}{hint}")
         if kwargs is None:
             kwargs = {}
         if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):

@@ -267,7 +267,7 @@ class OperatorObserver(TorchDispatchMode):
                 "not a finite non-negative number.",
             )
             return 0, False
-        if isinstance(value, float) and not value.is_integer():
+        if isinstance(value, float) and not float(value).is_integer():
             # FLOP counts are integers: truncating 0.9 to a complete 0 would hide the formula's bug
             self.unsupported.setdefault(
                 name, f"Caller formula for {name} returned {value!r}, not an integral FLOP count."

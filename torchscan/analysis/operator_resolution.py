@@ -30,9 +30,14 @@ def is_composite(func: Any) -> bool:
 
     Such overloads reach a dispatch mode only when autograd is bypassed (``torch.inference_mode``);
     elsewhere the dispatcher decomposes them before the mode sees anything.
+
+    Only the C++ registration counts (families.md 1.5): ``OpOverload.has_kernel_for_dispatch_key``
+    also answers for Python ``py_impl`` decompositions, such as the one ``native_batch_norm`` keeps
+    for AOT autograd, whose own checks raise other exceptions than the real kernel (a caller's
+    ``ValueError`` came back as a ``RuntimeError``, issue #20 item 11).
     """
     try:
-        return bool(func.has_kernel_for_dispatch_key(_COMPOSITE))
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _COMPOSITE))
     except (AttributeError, RuntimeError):  # not an OpOverload, or an overload without a schema
         return False
 
