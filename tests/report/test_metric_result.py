@@ -49,3 +49,10 @@ def test_ints_beyond_the_float_range_are_rejected(number):
 def test_largest_representable_int_is_accepted():
     assert metric_result("complete", MAX_NUMBER, **LABELS)["value"] == MAX_NUMBER
     assert float(MAX_NUMBER) > 1e308
+
+
+@pytest.mark.parametrize("signed", ["no", "", 0, 1, None])
+def test_signed_must_be_a_bool(signed):
+    # issue #20 item 10: a truthy "no" must not quietly allow negative numbers
+    with pytest.raises(TypeError, match="signed"):
+        metric_result("complete", 1, signed=signed, **LABELS)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -19,6 +18,7 @@ from torchscan.analysis.hooks import CallRecorder
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.analysis.operator_resolution import validate_custom_mapping
 from torchscan.analysis.ownership import ExtensionState
+from torchscan.analysis.recursion import frames_needed, recursion_limit_at_least
 from torchscan.analysis.roofline import add_roofline
 from torchscan.analysis.traversal import nesting_depth
 from torchscan.extensions import ModuleHandler, validate_custom_modules
@@ -41,10 +41,10 @@ def _validate_call_inputs(
             )
         if args is None:
             args = ()
-        if isinstance(args, list):
-            args = tuple(args)
         if not isinstance(args, tuple):
-            raise TypeError(f"args must be a tuple (or list), got {type(args).__name__}")
+            # A list is ambiguous (one list argument, or several arguments?): only a tuple spreads.
+            hint = "; wrap a list argument as (the_list,)" if isinstance(args, list) else ""
+            raise TypeError(f"args must be a tuple of positional arguments, got {type(args).__name__}{hint}")
         if kwargs is None:
             kwargs = {}
         if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
@@ -177,58 +177,6 @@ def crawl_module(
     return report
 
 
-# Python frames one nesting level of a hooked module call needs: ``_wrapped_call_impl``,
-# ``_call_impl``, PyTorch's ``inner`` closure (present once global hooks exist) and ``forward`` are
-# four; twice that leaves room for a helper frame or two per level in the model's own code.
-_FRAMES_PER_LEVEL = 8
-# Frames above the deepest module call: hooks, dispatch mode, formulas, operators, report building.
-_FRAME_MARGIN = 500
-# Beyond this many frames Python's C stack may overflow (a crash, not an exception) on 3.11.
-_MAX_RECURSION_LIMIT = 30_000
-
-
-def _stack_depth() -> int:
-    frame = sys._getframe()
-    depth = 0
-    while frame is not None:
-        depth += 1
-        frame = frame.f_back  # type: ignore[assignment]
-    return depth
-
-
-def _frames_needed(depth: int) -> int:
-    """The recursion limit one forward of a model nested ``depth`` modules deep needs from here.
-
-    A limit the caller already raised that far is respected; beyond the safe maximum the analysis
-    refuses with a ``ValueError`` naming the depth, before any model code runs.
-    """
-    needed = _stack_depth() + depth * _FRAMES_PER_LEVEL + _FRAME_MARGIN
-    if needed > max(_MAX_RECURSION_LIMIT, sys.getrecursionlimit()):
-        deepest = (_MAX_RECURSION_LIMIT - _FRAME_MARGIN - _stack_depth()) // _FRAMES_PER_LEVEL
-        raise ValueError(
-            f"module is nested {depth} modules deep; the analysis supports at most about {deepest} "
-            "levels in one Python stack"
-        )
-    return needed
-
-
-@contextlib.contextmanager
-def _recursion_limit_at_least(limit: int) -> Iterator[None]:
-    """Raise Python's recursion limit to ``limit`` for the block (never lower it); restore it exactly.
-
-    A hooked module call takes one more Python frame per nesting level than a plain one (PyTorch's
-    ``inner`` closure), so a model whose plain forward fits in the default limit of 1,000 can fail
-    under the analysis alone.
-    """
-    before = sys.getrecursionlimit()
-    if limit > before:
-        sys.setrecursionlimit(limit)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(before)
-
-
 _NO_FULL_COLLECTION = 1 << 30  # a third threshold that the oldest generation's count never reaches
 
 
@@ -279,9 +227,9 @@ def _observe(
             )
         else:
             recorder = CallRecorder(module, estimator=None, on_failure=record_failure)
-        limit = _frames_needed(nesting_depth(info.path for info in recorder.infos))
+        limit = frames_needed(nesting_depth(info.path for info in recorder.infos))
         # The limit stays raised through the report build: a deep call tree is walked there too.
-        with _recursion_limit_at_least(limit):
+        with recursion_limit_at_least(limit):
             training = [(m, m.training) for m in recorder.modules]
             # Flags are set through ``__dict__``: ``nn.Module.__setattr__`` costs microseconds per module,
             # and the analysis changes nothing but the flags themselves.

@@ -33,6 +33,7 @@ from torchscan.report.schema import (
     InputsMeta,
     LayerReport,
     MetricResult,
+    in_float_range,
     metric_result,
 )
 
@@ -171,6 +172,25 @@ def attach_operator_flops(records: list[CallRecord], layers: list[LayerReport]) 
         layer["metrics"]["operator_flops"] = _operator_result(complete[index], inclusive[index])
 
 
+def _out_of_range_totals(totals: Any, layers: list[LayerReport]) -> list[Diagnostic]:
+    """A diagnostic for every compute total left unavailable because its rows overflow a float."""
+    entries = []
+    for name in COMPUTE_FIELDS:
+        if totals[name]["status"] != "unavailable":
+            continue
+        known = [m["known_value"] for layer in layers if (m := layer["metrics"].get(name)) is not None]
+        if any(value is not None for value in known):
+            entries.append(
+                diagnostic(
+                    "total_out_of_range",
+                    f"The {name} of the layers sum beyond the float range a report number must fit; "
+                    "the total is unavailable (each layer keeps its own value).",
+                    metric=name,
+                )
+            )
+    return entries
+
+
 def compute_total(name: str, layers: Iterable[LayerReport]) -> MetricResult:
     """Sum one compute metric over every row that has it (formulas.md A.3, extensions 5.5)."""
     known: int | float = 0
@@ -192,7 +212,9 @@ def compute_total(name: str, layers: Iterable[LayerReport]) -> MetricResult:
     method = (
         f"sum_module_estimates[{', '.join(sorted(methods))}]" if estimate_methods else MODULE_FORMULA_METHOD
     )
-    if not seen:
+    if not seen or not in_float_range(known):
+        # Rows that each fit a float can sum beyond the range (caller handlers): no number can be
+        # reported, and build_report says why (total_out_of_range).
         return metric_result("unavailable", unit=unit, scope="forward", method=method)
     if complete:
         return metric_result("complete", known, unit=unit, scope="forward", method=method)
@@ -273,12 +295,14 @@ def build_report(
         for name in COMPUTE_FIELDS:
             totals[name] = compute_total(name, layers)
         totals["operator_flops"] = operator_report["total"]
+    diagnostics: list[Diagnostic] = []
+    if full:
+        diagnostics += _out_of_range_totals(totals, layers)
     else:
         for name in COMPUTE_FIELDS:
             totals[name] = _not_requested(FIELD_UNITS[name], "forward")
         totals["operator_flops"] = _not_requested("FLOPs", "workload")
 
-    diagnostics: list[Diagnostic] = []
     for record in records:
         diagnostics.extend(record.diagnostics)
     if full and (recorder.outside_functional or not recorder.outside_complete):

@@ -100,6 +100,7 @@ class OperatorObserver(TorchDispatchMode):
         self.phases = PhaseTally()
         self.distributed = distributed.DistributedTally()  # DTensor logical work, collectives
         self._entered = 0
+        self._known = 0  # sum of by_operator, kept within MAX_NUMBER by _add
 
     def __enter__(self) -> OperatorObserver:
         # The mode re-enters itself to observe decompositions: the optimizer step hooks are installed
@@ -194,7 +195,8 @@ class OperatorObserver(TorchDispatchMode):
                     name, f"PyTorch's native formula failed on this call: {error_text(error)}"
                 )
                 return 0, False, False
-            self.by_operator[name] = self.by_operator.get(name, 0) + flops
+            if not self._add(name, flops):
+                return 0, False, False
             if "attention" in name:
                 self.incomplete.setdefault(name, ATTENTION_REASON)
                 return flops, False, False
@@ -207,8 +209,29 @@ class OperatorObserver(TorchDispatchMode):
         except operators.UnsupportedOperatorFormula as error:
             self.unsupported.setdefault(name, str(error))
             return 0, False, False
-        self.by_operator[name] = self.by_operator.get(name, 0) + flops
+        if not self._add(name, flops):
+            return 0, False, False
         return flops, True, False
+
+    def _add(self, name: str, flops: int) -> bool:
+        """File one call's result under ``by_operator``, unless the sum would leave the float range.
+
+        Every other sum of a report (``total``, ``by_phase``, ``by_module``, a layer's operator FLOPs)
+        is part of this running total, so keeping it at most :data:`MAX_NUMBER` keeps them all
+        representable: a call that would overflow it is reported and contributes 0, and the total
+        becomes partial (its known value a true lower bound) instead of raising after the workload.
+        """
+        known = self._known + flops
+        if known > MAX_NUMBER:
+            self.unsupported.setdefault(
+                name,
+                f"Counting this call of {name} would take the operator FLOPs beyond the float range "
+                "a report number must fit; it is not counted.",
+            )
+            return False
+        self._known = known
+        self.by_operator[name] = self.by_operator.get(name, 0) + flops
+        return True
 
     def _count_custom(
         self,
@@ -243,8 +266,15 @@ class OperatorObserver(TorchDispatchMode):
                 "not a finite non-negative number.",
             )
             return 0, False
+        if isinstance(value, float) and not float(value).is_integer():
+            # FLOP counts are integers: truncating 0.9 to a complete 0 would hide the formula's bug
+            self.unsupported.setdefault(
+                name, f"Caller formula for {name} returned {value!r}, not an integral FLOP count."
+            )
+            return 0, False
         flops = int(value)
-        self.by_operator[name] = self.by_operator.get(name, 0) + flops
+        if not self._add(name, flops):
+            return 0, False
         return flops, True
 
     # --- report -------------------------------------------------------------------------------

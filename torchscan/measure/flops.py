@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from torch.utils._pytree import tree_flatten
 from torchscan.analysis.dispatch import OperatorObserver
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.analysis.operator_resolution import native_registry, validate_custom_mapping
+from torchscan.analysis.recursion import frames_for_workload, recursion_limit_at_least
 from torchscan.report.schema import FlopReport
 
 
@@ -32,14 +34,28 @@ def _module_tracker() -> Any:
         penalties, input gradients, ``jacrev`` on an input). When a leaf is among the tensors the
         hook fires on the first gradient instead (mode ``"any"``): only the backward attribution of
         ``by_module`` can move slightly, never a count.
+
+        The forward hooks are process-global: a module call on another thread (plain PyTorch code
+        running beside the analysis) would otherwise enter its label into ``parents`` and collect
+        this thread's operators (issue #20, item 1). Only forwards of the thread that entered the
+        tracker are recorded; backward hooks stay on that thread's own tensors, so the autograd
+        engine's worker threads still attribute backward work.
         """
 
+        def __enter__(self) -> Any:
+            self._thread = threading.get_ident()
+            return super().__enter__()
+
         def _fw_pre_hook(self, mod: nn.Module, input: Any) -> None:
+            if threading.get_ident() != self._thread:
+                return
             name = self._get_mod_name(mod)
             self._get_append_fn(name, False)()
             self._on_gradients(input, self._get_pop_fn(name, True))
 
         def _fw_post_hook(self, mod: nn.Module, input: Any, output: Any) -> None:
+            if threading.get_ident() != self._thread:
+                return
             name = self._get_mod_name(mod)
             self._get_pop_fn(name, False)()
             self._on_gradients(output, self._get_append_fn(name, True))
@@ -76,7 +92,12 @@ def measure_flops(
     removed, with every other hook and the dispatch mode, also when the workload raises.
 
     ``modules`` only matters on PyTorch releases without an automatic module tracker; it is
-    validated and otherwise unused (``by_module`` labels come from PyTorch's tracker).
+    validated and otherwise unused (``by_module`` labels come from PyTorch's tracker, which records
+    only module calls of the calling thread).
+
+    Python's recursion limit is raised for the call (three times the current one, at most 30,000,
+    never lowered) and restored afterwards: a workload whose plain run fits the current limit does
+    not hit ``RecursionError`` because module hooks add a frame per nesting level.
     """
     if not callable(workload):
         raise TypeError(f"workload must be callable, got {type(workload).__name__}")
@@ -89,8 +110,10 @@ def measure_flops(
     mapping = validate_custom_mapping(custom_mapping)
     native_registry()  # raises NotImplementedError before the workload runs when unavailable
 
-    # The module tracker installs process-global module hooks: one counting call at a time.
-    with ANALYSIS_LOCK:
+    # The module tracker installs process-global module hooks: one counting call at a time. Hooked
+    # module calls take an extra frame per nesting level, so the recursion limit is raised for the
+    # call (as crawl_module does) and restored exactly, also when the workload raises.
+    with ANALYSIS_LOCK, recursion_limit_at_least(frames_for_workload()):
         observer = OperatorObserver(mapping)
         tracker = _module_tracker()
         if tracker is not None:

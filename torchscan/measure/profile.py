@@ -47,8 +47,9 @@ def profile_workload(
 
     Raises, before the workload runs: ``TypeError`` (not callable; ``limit`` not an int or a bool;
     ``trace_path`` not a str/PathLike; ``device`` not a str/torch.device), ``ValueError`` (``limit <
-    1``; ``trace_path`` empty, a directory, or in a missing, non-directory or unwritable folder; a
-    malformed or unavailable device), ``NotImplementedError`` (other device types) and
+    1``; ``trace_path`` empty, with a NUL character, a directory, in a missing, non-directory or
+    unwritable folder, or where no file can be created, such as ``/proc``; a malformed or
+    unavailable device), ``NotImplementedError`` (other device types) and
     ``FileExistsError`` (``trace_path`` exists). The workload's own exception propagates unchanged.
     """
     if not callable(workload):
@@ -66,23 +67,17 @@ def profile_workload(
         device_time_supported = True
     sync = synchronizer(resolved)
     with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
-        if trace is not None and os.path.lexists(trace):
-            raise FileExistsError(f"trace_path already exists and is never overwritten: {trace}")
-        reporter = start_progress(progress)
-        try:
-            with one_pass(reporter, "profile"):
-                sync()
-                with profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
-                    workload()
-                    sync()
-        finally:
-            if reporter is not None:
-                reporter.close()
-        events = prof.key_averages(group_by_input_shape=True)
         if trace is not None:
-            prof.export_chrome_trace(trace)
-            if not os.path.exists(trace):  # the export reports no failure of its own
-                raise OSError(f"trace_path was not written by the profiler: {trace}")
+            _reserve_trace(trace)  # before any workload code: a path that cannot be written is refused
+        try:
+            profiled = _profile(workload, activities, sync, progress)
+            if trace is not None:
+                _export(profiled.prof, trace)
+        except BaseException:
+            if trace is not None:
+                _release_trace(trace)
+            raise
+    events = profiled.averages
     rows = [_row(event, device_time_supported) for event in events]
     # sorted(reverse=True) is stable: equal times keep the profiler's order.
     if device_time_supported:
@@ -102,6 +97,61 @@ def profile_workload(
         "operators": ranked[:limit],
         "diagnostics": _diagnostics(resolved, device_time_supported),
     }
+
+
+class _Profiled:
+    """The profiler of the call and its grouped events."""
+
+    def __init__(self, prof: Any) -> None:
+        self.prof = prof
+        self.averages = prof.key_averages(group_by_input_shape=True)
+
+
+def _profile(
+    workload: Callable[[], Any], activities: list[Any], sync: Callable[[], None], progress: Any
+) -> _Profiled:
+    """The one instrumented call, with its progress line."""
+    reporter = start_progress(progress)
+    try:
+        with one_pass(reporter, "profile"):
+            sync()
+            with torch.profiler.profile(
+                activities=activities, record_shapes=True, profile_memory=True
+            ) as prof:
+                workload()
+                sync()
+    finally:
+        if reporter is not None:
+            reporter.close()
+    return _Profiled(prof)
+
+
+def _reserve_trace(trace: str) -> None:
+    """Create the empty trace file now (never overwriting one), so that a path no file can be
+    created at (a NUL byte is refused earlier; a folder in ``/proc``, a read-only mount, a
+    permission that ``os.access`` misjudges for root) fails before the workload runs."""
+    try:
+        descriptor = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise FileExistsError(f"trace_path already exists and is never overwritten: {trace}") from None
+    except OSError as error:
+        raise ValueError(f"trace_path cannot be created ({error.strerror}): {trace}") from None
+    os.close(descriptor)
+
+
+def _release_trace(trace: str) -> None:
+    """Remove the file :func:`_reserve_trace` created, unless something was written to it."""
+    try:
+        if os.path.getsize(trace) == 0:
+            os.unlink(trace)
+    except OSError:
+        pass
+
+
+def _export(prof: Any, trace: str) -> None:
+    prof.export_chrome_trace(trace)
+    if os.path.getsize(trace) == 0:  # the export reports no failure of its own
+        raise OSError(f"trace_path was not written by the profiler: {trace}")
 
 
 def _row(event: Any, device_time_supported: bool) -> ProfileRow:

@@ -115,6 +115,8 @@ def metric_result(
         for label, text in (("unit", unit), ("scope", scope), ("method", method)):
             if not isinstance(text, str) or not text:
                 raise ValueError(f"MetricResult {label} must be a non-empty string")
+    if signed is not False and signed is not True:  # "no" is truthy: it must not mean signed
+        raise TypeError(f"metric_result signed must be a bool, got {type(signed).__name__}")
     if known_value is not _UNSET:
         value = _merge_known_value(status, value, known_value)
     if status == "complete":

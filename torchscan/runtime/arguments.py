@@ -59,6 +59,8 @@ def check_output_path(name: str, path: object) -> str:
         raise ArgumentTypeError(f"{name} must be a str path, got a {type(text).__name__} path")
     if not text:
         raise ValueError(f"{name} must not be empty")
+    if "\0" in text:  # os.path answers False for such a path instead of refusing it
+        raise ValueError(f"{name} must not contain a NUL character")
     if os.path.isdir(text):
         raise ValueError(f"{name} names a directory, not a file: {text}")
     parent = os.path.dirname(os.path.abspath(text))

@@ -75,7 +75,7 @@ def check_table_options(
 ) -> tuple[str, ...]:
     """Check the table options before any model runs; returns the column keys.
 
-    ``col_names`` is ``None`` (the default columns) or a sequence of keys of :data:`COLUMNS`;
+    ``col_names`` is ``None`` (the default columns) or a non-empty sequence of keys of :data:`COLUMNS`;
     ``max_depth`` is ``None`` (automatic) or a positive int; ``fold`` a bool.
     """
     if not isinstance(wrap_mode, str):
@@ -101,6 +101,8 @@ def check_table_options(
             raise ValueError(f"col_names: unknown column {name!r}; choose from {', '.join(COLUMNS)}")
     if len(set(col_names)) != len(col_names):
         raise ValueError("col_names: a column is named twice")
+    if not col_names:  # the CLI's --columns refuses an empty list too: a table of names only
+        raise ValueError(f"col_names: give at least one column; choose from {', '.join(COLUMNS)}")
     return tuple(col_names)
 
 
