@@ -67,6 +67,8 @@ class Diagnostic(TypedDict):
     # Full dotted class path of the module concerned (``transformers.pytorch_utils.Conv1D``), so a
     # person can write the ``custom_modules=`` key that resolves it; sanitized like caller text.
     class_path: NotRequired[str]
+    # Only in a merged report (distributed.md 4): the rank whose own report carried this diagnostic.
+    rank: NotRequired[int]
 
 
 # --- value metadata (analysis.md 5.4) -------------------------------------------------------
