@@ -87,7 +87,12 @@ def _rank_diagnostics(report: dict[str, Any], rank: int) -> list[Diagnostic]:
 
     Analysis and benchmark reports already hold their operator report's diagnostics at the top.
     """
-    return [{**copy.deepcopy(entry), "rank": rank} for entry in report.get("diagnostics", ())]
+    tagged: list[Diagnostic] = []
+    for entry in report.get("diagnostics", ()):
+        copied: Diagnostic = copy.deepcopy(entry)
+        copied["rank"] = rank
+        tagged.append(copied)
+    return tagged
 
 
 def _ranges(ranks: list[int], world_size: int) -> tuple[int, list[str]]:
