@@ -189,7 +189,7 @@ def roofline_section(report: Mapping[str, Any]) -> str:
         heights = [top] if slope is None else [min(top, i + slope) for i in intensities]
         axes = _Axes(x_range, _decades(min(heights), top + math.log10(1.5)))
         parts += _grid(axes)
-        if slope is not None:
+        if bandwidth is not None:
             parts.append(_roof(axes, peak, float(bandwidth)))
         else:  # only the flat peak: without a bandwidth the slope, and so each point's height, is unknown
             y = axes.py(top)
