@@ -225,8 +225,10 @@ def merge_reports(reports: Sequence[Any]) -> MergedReport:
     to collectives, summed — not wire traffic. Benchmark ``latency`` is the slowest rank's block
     average, ``peak_memory``/``process_peak_rss`` the largest rank's (scope ``max_over_ranks``):
     memory never pools across processes, so it is never summed. A missing rank makes those totals
-    partial (lower bounds) with a ``missing_ranks`` diagnostic. ``imbalance`` is max ÷ mean over
-    ranks. ``per_rank`` keeps each rank's totals unchanged. The inputs are not modified.
+    partial (lower bounds) with a ``missing_ranks`` diagnostic that names them as capped runs
+    (``[2, 5-9]``), so its cost follows the reports given, not the stated world size. Each rank's own
+    diagnostics follow, each with a ``rank`` key. ``imbalance`` is max ÷ mean over ranks.
+    ``per_rank`` keeps each rank's totals unchanged. The inputs are not modified.
 
     Raises ``TypeError`` when ``reports`` is not a list or tuple, and ``ValueError`` naming the
     problem for an empty list, a non-report, mixed types or world sizes, duplicate ranks, or a
