@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ from torchscan.measure.latency import measure_latency
 from torchscan.report.schema import MAX_NUMBER
 from torchscan.report.validate import load_report, validate_report
 
-EXAMPLES = 2000
+EXAMPLES = int(os.environ.get("TORCHSCAN_FUZZ_EXAMPLES", "2000"))  # 10000: the issue #20 target
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -14,13 +14,14 @@ bandwidth; measured convolutions usually run faster than it, and any call can ru
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
 import torch
 
-from torchscan.report.diagnostics import diagnostic
+from torchscan.report.diagnostics import deduplicate, diagnostic
 from torchscan.report.hardware import ROOFLINE_METHOD, Labels
 from torchscan.report.schema import (
     AnalysisReport,
@@ -109,9 +110,24 @@ def roofline_seconds(
     labels = Labels("seconds", scope, ROOFLINE_METHOD)
     if bandwidth is None or flops is None or flops["known_value"] is None or moved["known_value"] is None:
         return labels("unavailable")
-    value = max(flops["known_value"] / peak, moved["known_value"] / bandwidth)
+    value = roofline_time(flops["known_value"], moved["known_value"], peak, bandwidth)
+    if value is None:
+        return labels("unavailable")  # beyond the float range: add_roofline says so in a diagnostic
     status: Status = "complete" if flops["status"] == moved["status"] == "complete" else "partial"
     return labels(status, value)
+
+
+def roofline_time(flops: float, moved: float, peak: float, bandwidth: float) -> float | None:
+    """max(flops ÷ peak, bytes ÷ bandwidth), or ``None`` when it exceeds the float range.
+
+    Any finite rate > 0 is a valid stated fact, so a tiny one (``5e-324`` bytes/s) can make the time
+    of a few bytes overflow to infinity; that time is then unknown, never infinite nor an error.
+    """
+    try:
+        value = max(flops / peak, moved / bandwidth)
+    except OverflowError:  # an int numerator too large for a float division
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _sum_bytes(parts: list[MetricResult]) -> MetricResult:
@@ -136,6 +152,7 @@ def add_roofline(report: AnalysisReport, hardware: HardwareFacts) -> None:
     peak, bandwidth = hardware["peak_flops_per_second"], hardware.get("memory_bandwidth_bytes_per_second")
     parts: list[MetricResult] = []
     notes: list[Diagnostic] = []
+    overflows: list[Diagnostic] = []  # one per path: repeated calls of one module fold together
     for layer in report["layers"]:
         metrics = layer["metrics"]
         if "module_flops" not in metrics:
@@ -157,10 +174,32 @@ def add_roofline(report: AnalysisReport, hardware: HardwareFacts) -> None:
         metrics["roofline_seconds"] = roofline_seconds(
             metrics["module_flops"], moved, peak, bandwidth, "module_call"
         )
+        if _overflowed(metrics["module_flops"], moved, metrics["roofline_seconds"], bandwidth):
+            overflows.append(_out_of_range(layer["path"]))
     totals = report["totals"]
     moved = _sum_bytes(parts)
     totals["arithmetic_intensity"] = arithmetic_intensity(totals.get("module_flops"), moved, "forward")
     totals["roofline_seconds"] = roofline_seconds(
         totals.get("module_flops"), moved, peak, bandwidth, "forward"
     )
-    report["diagnostics"].extend(notes)
+    if _overflowed(totals.get("module_flops"), moved, totals["roofline_seconds"], bandwidth):
+        overflows.append(_out_of_range(None))
+    report["diagnostics"].extend(notes + deduplicate(overflows))
+
+
+def _overflowed(
+    flops: MetricResult | None, moved: MetricResult, result: MetricResult, bandwidth: float | None
+) -> bool:
+    """Whether ``result`` is unavailable only because the time left the float range."""
+    known = flops is not None and flops["known_value"] is not None and moved["known_value"] is not None
+    return known and bandwidth is not None and result["status"] == "unavailable"
+
+
+def _out_of_range(path: str | None) -> Diagnostic:
+    return diagnostic(
+        "roofline_out_of_range",
+        "the roofline time under the stated peak and bandwidth exceeds the float range "
+        "(a stated rate is extremely small): it is unavailable, not infinite",
+        metric="roofline_seconds",
+        path=path,
+    )

@@ -23,14 +23,8 @@ from torchscan.formulas.attention import (
     TransformerSpec,
 )
 from torchscan.formulas.registry import UnsupportedConfiguration
-
-TOKEN_METHOD = "torchscan_token_dependency_v1"
-ASSUMPTIONS_V1 = (
-    "Module-local potential dependencies at generic finite parameters; not graph-wide effective "
-    "receptive fields.",
-    "Normalization acts on the feature dimension; feed-forward activation and projections are token-local.",
-    "Only the main activation output is described; returned attention weights are excluded.",
-)
+from torchscan.report.schema import ASSUMPTIONS_V1 as ASSUMPTIONS_V1
+from torchscan.report.schema import TOKEN_METHOD as TOKEN_METHOD
 
 Kind = Literal["all", "same_position", "prefix", "none"]
 

@@ -63,7 +63,17 @@ def utilization(
     labels = Labels("ratio", THROUGHPUT_SCOPE, UTILIZATION_METHOD)
     result = _rate(flops, latency, peak, labels)
     if result is None:
-        return labels("unavailable"), []
+        formed = flops["status"] != "unavailable" and latency["status"] == "complete" and latency["value"]
+        if not formed:
+            return labels("unavailable"), []
+        # Formed but beyond the float range: a stated peak as small as 5e-324 FLOP/s does that.
+        note = diagnostic(
+            "utilization_out_of_range",
+            f"{metric} under the stated peak exceeds the float range (the stated peak is extremely "
+            "small): it is unavailable, not infinite",
+            metric=metric,
+        )
+        return labels("unavailable"), [note]
     value = result["known_value"]
     assert value is not None
     if value <= 1:

@@ -29,6 +29,7 @@ SUM_SCOPE = "sum_over_ranks"
 MAX_SCOPE = "max_over_ranks"
 IMBALANCE_METHOD = "max_over_mean"
 MAXIMUM_TOTALS = ("latency", "peak_memory", "process_peak_rss")
+MAX_RANGES = 16  # runs of missing ranks named in the missing_ranks message; the rest are counted
 
 
 def _kind(report: Any, index: int) -> str:
@@ -58,7 +59,7 @@ def _flop_part(report: dict[str, Any], kind: str) -> dict[str, Any] | None:
 
 def _distributed(report: dict[str, Any], kind: str, index: int) -> dict[str, Any]:
     context = report["context"].get("distributed")
-    if context is None and kind == "analysis":
+    if context is None and kind == "analysis" and isinstance(report.get("operator_flops"), dict):
         context = report["operator_flops"]["context"].get("distributed")
     if context is None:
         raise ValueError(
@@ -79,6 +80,41 @@ def _rank_totals(report: dict[str, Any], kind: str) -> dict[str, MetricResult]:
         if "communication" in flops:
             totals["communication_bytes"] = copy.deepcopy(flops["communication"]["total_bytes"])
     return totals
+
+
+def _rank_diagnostics(report: dict[str, Any], rank: int) -> list[Diagnostic]:
+    """One rank's diagnostics, each tagged with its ``rank`` (truth rule 2: they explain its gaps).
+
+    Analysis and benchmark reports already hold their operator report's diagnostics at the top.
+    """
+    tagged: list[Diagnostic] = []
+    for entry in report.get("diagnostics", ()):
+        copied: Diagnostic = copy.deepcopy(entry)
+        copied["rank"] = rank
+        tagged.append(copied)
+    return tagged
+
+
+def _ranges(ranks: list[int], world_size: int) -> tuple[int, list[str]]:
+    """The ranks of ``range(world_size)`` absent from sorted ``ranks``: their count and, at most
+    ``MAX_RANGES``, their runs (``"2"``, ``"5-9"``).
+
+    Walks the gaps between the given ranks, so time and memory follow the number of reports, never
+    ``world_size`` (a stated world size of 10**12 must not allocate a set of that size).
+    """
+    runs: list[str] = []
+    gaps = 0
+    previous = -1
+    for rank in [*ranks, world_size]:
+        if rank > previous + 1:
+            gaps += 1
+            if len(runs) < MAX_RANGES:
+                first, last = previous + 1, rank - 1
+                runs.append(str(first) if first == last else f"{first}-{last}")
+        previous = rank
+    if gaps > len(runs):
+        runs.append(f"and {gaps - len(runs)} more ranges")
+    return world_size - len(ranks), runs
 
 
 def _labels(results: list[MetricResult], name: str, diagnostics: list[Diagnostic]) -> tuple[str, str] | None:
@@ -189,8 +225,10 @@ def merge_reports(reports: Sequence[Any]) -> MergedReport:
     to collectives, summed — not wire traffic. Benchmark ``latency`` is the slowest rank's block
     average, ``peak_memory``/``process_peak_rss`` the largest rank's (scope ``max_over_ranks``):
     memory never pools across processes, so it is never summed. A missing rank makes those totals
-    partial (lower bounds) with a ``missing_ranks`` diagnostic. ``imbalance`` is max ÷ mean over
-    ranks. ``per_rank`` keeps each rank's totals unchanged. The inputs are not modified.
+    partial (lower bounds) with a ``missing_ranks`` diagnostic that names them as capped runs
+    (``[2, 5-9]``), so its cost follows the reports given, not the stated world size. Each rank's own
+    diagnostics follow, each with a ``rank`` key. ``imbalance`` is max ÷ mean over ranks.
+    ``per_rank`` keeps each rank's totals unchanged. The inputs are not modified.
 
     Raises ``TypeError`` when ``reports`` is not a list or tuple, and ``ValueError`` naming the
     problem for an empty list, a non-report, mixed types or world sizes, duplicate ranks, or a
@@ -205,18 +243,20 @@ def merge_reports(reports: Sequence[Any]) -> MergedReport:
     kind = kinds[0]
     order = sorted(range(len(reports)), key=lambda i: ranks[i])
     per_rank: list[RankTotals] = [{"rank": ranks[i], "totals": _rank_totals(reports[i], kind)} for i in order]
-    absent = sorted(set(range(world_size)) - set(ranks))
-    missing = bool(absent)
+    count, absent = _ranges(sorted(ranks), world_size)
+    missing = count > 0
     diagnostics: list[Diagnostic] = []
     if missing:
         diagnostics.append(
             diagnostic(
                 "missing_ranks",
-                f"Reports of ranks {absent} are missing (world size {world_size}): summed and maximum "
-                "totals are lower bounds.",
+                f"Reports of {count} rank(s) are missing: ranks [{', '.join(absent)}] (world size "
+                f"{world_size}): summed and maximum totals are lower bounds.",
                 metric="totals",
             )
         )
+    for i in order:  # each rank's own diagnostics, with its rank: merging hides none of them
+        diagnostics.extend(_rank_diagnostics(reports[i], ranks[i]))
     totals: dict[str, MetricResult] = {}
     imbalance: dict[str, MetricResult] = {}
     rank_totals = [entry["totals"] for entry in per_rank]

@@ -31,6 +31,16 @@ COUNTING_CONVENTION = "torchscan_flops_v1"
 NOT_REQUESTED = "not_requested"
 NOT_APPLICABLE = "not_applicable"
 COMMUNICATION_METHOD = "torchscan_collective_bytes"
+# Module-local token dependencies (extensions-and-transformers.md 16.1): the method label and the
+# three literal assumptions every complete object carries, in order. Declared here, beside the other
+# wire constants, so that the torch-free validators and the formulas share one definition.
+TOKEN_METHOD = "torchscan_token_dependency_v1"
+ASSUMPTIONS_V1 = (
+    "Module-local potential dependencies at generic finite parameters; not graph-wide effective "
+    "receptive fields.",
+    "Normalization acts on the feature dimension; feed-forward activation and projections are token-local.",
+    "Only the main activation output is described; returned attention weights are excluded.",
+)
 MERGED_REPORT = "merged"
 COMPUTE_FIELDS = ("module_flops", "macs", "dmas")
 SPATIAL_FIELDS = ("receptive_field", "effective_stride", "effective_padding")
@@ -57,6 +67,8 @@ class Diagnostic(TypedDict):
     # Full dotted class path of the module concerned (``transformers.pytorch_utils.Conv1D``), so a
     # person can write the ``custom_modules=`` key that resolves it; sanitized like caller text.
     class_path: NotRequired[str]
+    # Only in a merged report (distributed.md 4): the rank whose own report carried this diagnostic.
+    rank: NotRequired[int]
 
 
 # --- value metadata (analysis.md 5.4) -------------------------------------------------------

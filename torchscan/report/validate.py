@@ -46,6 +46,7 @@ from torchscan.report.validate_core import (
 )
 from torchscan.report.validate_merged import check_context_distributed
 from torchscan.report.validate_operators import check_phases, validate_operator_report
+from torchscan.report.validate_tokens import check_token_dependencies
 
 __all__ = [
     "ADDITIVE_METRICS",
@@ -100,6 +101,8 @@ def _check_layer(layer: Any, where: str) -> tuple[str, int]:
     metrics = require_object(layer, "metrics", where)
     for name, result in metrics.items():
         check_metric_result(result, child(child(where, "metrics"), name), additive=name in ADDITIVE_METRICS)
+    if "token_dependencies" in layer:  # optional (extensions-and-transformers.md 16.1)
+        check_token_dependencies(layer["token_dependencies"], child(where, "token_dependencies"))
     return path, layer["call_index"]
 
 

@@ -26,7 +26,7 @@ from torchscan.report.validate_core import (
     require_object,
     require_string,
 )
-from torchscan.report.validate_merged import check_context_distributed
+from torchscan.report.validate_merged import check_context_distributed, check_distributed_parts
 from torchscan.report.validate_operators import check_phases
 
 TIMING_TOTALS = ("first_call_latency", "latency", "latency_iqr", "throughput")
@@ -112,6 +112,10 @@ def validate_benchmark_report(report: Any, where: str = "report") -> None:
         flops = require_object(report, "operator_flops", where)
         check_metric_result(flops.get("total"), f"{where}.operator_flops.total")
         check_phases(flops, f"{where}.operator_flops")
+        if "context" in flops:
+            require_object(flops, "context", f"{where}.operator_flops")
+        # logical_total, communication, context.distributed: merge_reports reads them (distributed.md 2-3)
+        check_distributed_parts(flops, f"{where}.operator_flops")
     if "memory" in report:
         require_object(report, "memory", where)
     if "profile" in report:

@@ -158,6 +158,8 @@ def check_diagnostic(entry: Any, where: str) -> None:
     for key in ("path", "operator", "class_path"):
         if key in entry and not isinstance(entry[key], str):
             raise fail(child(where, key), "must be a string")
+    if "rank" in entry and not is_count(entry["rank"]):
+        raise fail(child(where, "rank"), "must be a nonnegative integer")
 
 
 def check_diagnostics(entries: list[Any], where: str) -> None:

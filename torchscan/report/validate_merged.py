@@ -130,3 +130,6 @@ def validate_merged_report(report: Any, where: str = "report") -> None:
     if not isinstance(diagnostics, list):
         raise fail(_child(root, "diagnostics"), "must be a list")
     check_diagnostics(diagnostics, _child(root, "diagnostics"))
+    for index, entry in enumerate(diagnostics):
+        if "rank" in entry and entry["rank"] not in ranks:  # a rank's own diagnostic (merge_reports)
+            raise fail(_child(_child(_child(root, "diagnostics"), index), "rank"), "names no merged rank")

@@ -77,9 +77,14 @@ def _table(results: Mapping[str, Any], caption: str) -> str:
     )
 
 
+def _origin(entry: Mapping[str, Any]) -> str:
+    """``"rank 3: "`` for a diagnostic one rank's own report carried; ``""`` for the merge's own."""
+    return f"rank {number(entry['rank'])}: " if "rank" in entry else ""
+
+
 def _diagnostics(report: Mapping[str, Any]) -> str:
     items = "".join(
-        f"<li><code>{esc(entry['code'])}</code> {esc(entry['message'])}</li>"
+        f"<li>{esc(_origin(entry))}<code>{esc(entry['code'])}</code> {esc(entry['message'])}</li>"
         for entry in report["diagnostics"]
     )
     return f"<h2>Diagnostics</h2><ul>{items}</ul>" if items else ""
@@ -119,5 +124,5 @@ def merged_summary(report: Mapping[str, Any]) -> str:
             f"{metric} {_value_text(totals[metric])}" for metric, _ in BAR_METRICS if metric in totals
         )
         lines.append(f"  rank {entry['rank']}: {shown}")
-    lines += [f"  {entry['code']}: {entry['message']}" for entry in report["diagnostics"]]
+    lines += [f"  {_origin(entry)}{entry['code']}: {entry['message']}" for entry in report["diagnostics"]]
     return "\n".join(lines)

@@ -53,37 +53,60 @@ def _points(report: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
 
 
 def _decades(low: float, high: float) -> tuple[int, int]:
-    """Whole powers of ten around ``[low, high]``, at least one decade apart."""
-    start, stop = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    """Whole powers of ten around ``[10**low, 10**high]`` (given as log10), at least one decade apart."""
+    start, stop = math.floor(low), math.ceil(high)
     return start, max(stop, start + 1)
 
 
+def _log(value: float) -> float:
+    """log10 of a positive finite number; the chart works in logs so that no stated rate, however
+    extreme (1.7e308 FLOP/s, 5e-324 bytes/s), overflows a product or a ratio."""
+    return math.log10(value)
+
+
+def _ratio_text(numerator: float, denominator: float) -> str:
+    """``numerator ÷ denominator`` as ``%.3g`` text, from logs when the ratio leaves the float range."""
+    ratio = numerator / denominator
+    if 0 < ratio < math.inf:
+        return f"{ratio:.3g}"
+    exponent = _log(numerator) - _log(denominator)
+    mantissa, power = math.modf(exponent)
+    if mantissa < 0:
+        mantissa, power = mantissa + 1, power - 1
+    return f"{10.0**mantissa:.3g}e{int(power)}"
+
+
 class _Axes:
-    """Log-log placement of (intensity, FLOP/s) inside the plot area."""
+    """Log-log placement of (intensity, FLOP/s), both given as log10, inside the plot area."""
 
     def __init__(self, x: tuple[int, int], y: tuple[int, int]) -> None:
         self.x, self.y = x, y
 
-    def px(self, value: float) -> float:
+    def px(self, exponent: float) -> float:
         span = self.x[1] - self.x[0]
-        return LEFT + (math.log10(value) - self.x[0]) / span * (WIDTH - LEFT - RIGHT)
+        return LEFT + (exponent - self.x[0]) / span * (WIDTH - LEFT - RIGHT)
 
-    def py(self, value: float) -> float:
+    def py(self, exponent: float) -> float:
         span = self.y[1] - self.y[0]
-        return HEIGHT - BOTTOM - (math.log10(value) - self.y[0]) / span * (HEIGHT - TOP - BOTTOM)
+        return HEIGHT - BOTTOM - (exponent - self.y[0]) / span * (HEIGHT - TOP - BOTTOM)
+
+
+def _ticks(low: int, high: int) -> range:
+    """Every power of ten, or every few when the axis spans many decades (at most ~12 labels)."""
+    return range(low, high + 1, max(1, math.ceil((high - low) / 12)))
 
 
 def _grid(axes: _Axes) -> list[str]:
     parts = []
-    for power in range(axes.x[0], axes.x[1] + 1):
-        x = axes.px(10.0**power)
+    for power in _ticks(*axes.x):
+        x = axes.px(power)
         parts.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM}" stroke="#ddd"/>')
         parts.append(
             f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="11" text-anchor="middle">'
             f"1e{power}</text>"
         )
-    for power in range(axes.y[0], axes.y[1] + 1):
-        y = axes.py(10.0**power)
+    for power in _ticks(*axes.y):
+        y = axes.py(power)
         parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
         parts.append(
             f'<text x="{LEFT - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">1e{power}</text>'
@@ -101,38 +124,39 @@ def _grid(axes: _Axes) -> list[str]:
 
 
 def _roof(axes: _Axes, peak: float, bandwidth: float) -> str:
-    """The stated bandwidth's slope up to the ridge, then the stated peak."""
-    low, high = 10.0 ** axes.x[0], 10.0 ** axes.x[1]
-    ridge = min(max(peak / bandwidth, low), high)
-    floor = 10.0 ** axes.y[0]
-    start = max(low, floor / bandwidth)  # where the slope enters the plot area
-    corners = [(start, min(start * bandwidth, peak)), (ridge, min(ridge * bandwidth, peak)), (high, peak)]
+    """The stated bandwidth's slope up to the ridge, then the stated peak (all in log10)."""
+    top, slope = _log(peak), _log(bandwidth)
+    low, high = float(axes.x[0]), float(axes.x[1])
+    ridge = min(max(top - slope, low), high)
+    start = max(low, axes.y[0] - slope)  # where the slope enters the plot area
+    corners = [(start, min(start + slope, top)), (ridge, min(ridge + slope, top)), (high, top)]
     path = " ".join(f"{axes.px(x):.1f},{axes.py(y):.1f}" for x, y in corners)
-    middle = math.sqrt(start * ridge)  # the label sits below the middle of the slope (log scale)
+    middle = (start + ridge) / 2  # the label sits below the middle of the slope (log scale)
     return (
         f'<polyline points="{path}" fill="none" stroke="#b33" stroke-width="2">'
-        f"<title>roof: min(stated peak, intensity x stated bandwidth); ridge at {peak / bandwidth:.3g} "
-        "FLOPs/byte</title></polyline>"
-        f'<text x="{WIDTH - RIGHT - 4}" y="{axes.py(peak) - 6:.1f}" font-size="11" text-anchor="end" '
+        "<title>roof: min(stated peak, intensity x stated bandwidth); ridge at "
+        f"{_ratio_text(peak, bandwidth)} FLOPs/byte</title></polyline>"
+        f'<text x="{WIDTH - RIGHT - 4}" y="{axes.py(top) - 6:.1f}" font-size="11" text-anchor="end" '
         f'fill="#b33">stated peak {peak:.3g} FLOP/s</text>'
-        f'<text x="{axes.px(middle) + 10:.1f}" y="{axes.py(min(middle * bandwidth, peak)) + 16:.1f}" '
+        f'<text x="{axes.px(middle) + 10:.1f}" y="{axes.py(min(middle + slope, top)) + 16:.1f}" '
         'font-size="11" '
         f'fill="#b33">stated bandwidth {bandwidth:.3g} B/s × intensity</text>'
     )
 
 
 def _circle(
-    axes: _Axes, point: Mapping[str, Any], y_value: float, radius: float, y: float | None = None
+    axes: _Axes, point: Mapping[str, Any], height: float, radius: float, y: float | None = None
 ) -> str:
+    """One call at its intensity and ``height`` (log10 of its attainable FLOP/s)."""
     seconds = point["seconds"]
     when = "unavailable"
     if seconds is not None and seconds["known_value"] is not None:
         when = f"{'≥ ' if seconds['status'] == 'partial' else ''}{seconds['known_value']:.3g} s"
     bound = "≥ " if point["partial"] else ""
     fill = "none" if point["partial"] else "#2a6fb0"
-    cy = axes.py(y_value) if y is None else y
+    cy = axes.py(height) if y is None else y
     return (
-        f'<circle cx="{axes.px(point["intensity"]):.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{fill}" '
+        f'<circle cx="{axes.px(_log(point["intensity"])):.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{fill}" '
         f'fill-opacity="0.55" stroke="#2a6fb0"><title>{esc(point["label"])}: intensity '
         f"{bound}{point['intensity']:.3g} FLOPs/byte, module FLOPs {bound}{point['flops']:.4g}, "
         f"roofline time {esc(when)} (model, not measured)</title></circle>"
@@ -157,28 +181,28 @@ def roofline_section(report: Mapping[str, Any]) -> str:
         f'<title id="roofline-title">{esc(caption)}</title><desc id="roofline-desc">{esc(NOTE)}</desc>'
     ]
     if points:
-        intensities = [point["intensity"] for point in points]
-        ridge = [peak / float(bandwidth)] if bandwidth is not None else []
+        top = _log(peak)
+        slope = None if bandwidth is None else _log(float(bandwidth))
+        intensities = [_log(point["intensity"]) for point in points]
+        ridge = [] if slope is None else [top - slope]
         x_range = _decades(min(intensities + ridge), max(intensities + ridge))
-        attainable = (
-            [min(peak, i * float(bandwidth)) for i in intensities] if bandwidth is not None else [peak]
-        )
-        axes = _Axes(x_range, _decades(min(attainable), peak * 1.5))
+        heights = [top] if slope is None else [min(top, i + slope) for i in intensities]
+        axes = _Axes(x_range, _decades(min(heights), top + math.log10(1.5)))
         parts += _grid(axes)
         if bandwidth is not None:
             parts.append(_roof(axes, peak, float(bandwidth)))
         else:  # only the flat peak: without a bandwidth the slope, and so each point's height, is unknown
-            y = axes.py(peak)
+            y = axes.py(top)
             parts.append(
                 f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#b33" '
                 'stroke-width="2"/>'
             )
-        for point in points:
+        for point, exponent in zip(points, intensities, strict=True):
             radius = 2 + 10 * math.sqrt(point["flops"] / heaviest)  # area follows FLOPs
-            if bandwidth is not None:
-                parts.append(_circle(axes, point, min(peak, point["intensity"] * float(bandwidth)), radius))
+            if slope is not None:
+                parts.append(_circle(axes, point, min(top, exponent + slope), radius))
             else:  # a strip along the intensity axis, below the plot: no height is claimed
-                parts.append(_circle(axes, point, peak, radius, y=HEIGHT - BOTTOM - 8))
+                parts.append(_circle(axes, point, top, radius, y=HEIGHT - BOTTOM - 8))
     else:
         parts.append(
             f'<text x="{LEFT}" y="{HEIGHT / 2:.0f}" font-size="13">'
