@@ -1,4 +1,4 @@
-"""The sanitizer removes URLs with credentials, every angle-bracket repr, addresses and paths (issue #20, item 4)."""
+"""The sanitizer removes URLs with credentials, angle-bracket reprs, addresses, paths (issue #20, item 4)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def test_bound_method_repr_of_a_module_goes_as_a_whole() -> None:
 
 
 # --- property tests ------------------------------------------------------------------------
-# A type name is kept on purpose (``<Linear>``), so secrets never sit in one. Secrets are drawn from letters the filler never produces, so "the secret is gone" is exact.
+# A type name is kept on purpose (``<Linear>``), so secrets never sit in one. Secrets are drawn
+# from letters the filler never produces, so "the secret is gone" is exact.
 _SECRET = st.text("QZXJ", min_size=4, max_size=12).map(lambda s: "Q" + s)
 _FILLER = st.text(st.characters(blacklist_characters="QZXJ", codec="utf-8"), max_size=30)
 
