@@ -25,6 +25,7 @@ from torchscan import cli_hardware as hw
 from torchscan.cli_parser import build_parser
 from torchscan.cli_status import status_line
 from torchscan.cli_targets import UsageError
+from torchscan.report.names import report_name
 
 if TYPE_CHECKING:
     from torch import nn
@@ -449,7 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _COMMANDS[args.command](args)
     except UsageError as error:
         # One line whatever the message carries (an OS or validator text may hold newlines).
-        print(f"torchscan: error: {' '.join(str(error).split())}", file=sys.stderr)
+        # Control characters (a file name, an unknown option) are shown escaped, never sent raw.
+        print(f"torchscan: error: {report_name(' '.join(str(error).split()))}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_OK

@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from torchscan.cli_targets import UsageError
+from torchscan.report.names import report_name
 
 # Temporary files that exist (or are about to) and must not outlive the process.
 _TEMPORARIES: set[str] = set()
@@ -207,7 +208,7 @@ def write(value: str, text: str, option: str = "output") -> None:
         (_replace if where.how == "replace" else _stream)(where.path, data)
     except OSError as error:
         raise UsageError(f"cannot write {value!r}: {error.strerror or error}") from None
-    print(f"wrote {value}", file=sys.stderr)
+    print(f"wrote {report_name(value)}", file=sys.stderr)
 
 
 def remove_temporaries() -> None:

@@ -23,6 +23,7 @@ from torch.utils.hooks import RemovableHandle
 from torchscan.analysis.inputs import FAILED, describe
 from torchscan.formulas import registry
 from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
+from torchscan.report.names import report_name
 from torchscan.report.schema import (
     BufferStats,
     CallIO,
@@ -110,7 +111,9 @@ def walk_modules(root: nn.Module) -> list[tuple[str, nn.Module]]:
         seen.add(id(module))
         walked.append((path, module))
         prefix = f"{path}." if path else ""
-        children = [(prefix + name, child) for name, child in module._modules.items() if child is not None]
+        # Names are model text: escaped once here, so every path in every report is valid text.
+        named = module._modules.items()
+        children = [(prefix + report_name(name), child) for name, child in named if child is not None]
         stack.extend(reversed(children))
     return walked
 
@@ -180,7 +183,7 @@ class CallRecorder:
             self._info[id(module)] = ModuleInfo(
                 path=path,
                 depth=path.count(".") + 1 if path else 0,
-                type_name=cls.__name__,
+                type_name=report_name(cls.__name__),
                 is_leaf=not any(child is not None for child in module._modules.values()),
                 params=params,
                 buffers=buffers,
