@@ -431,6 +431,51 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+class _GuardedStream:
+    """Standard output whose write/flush failures (``/dev/full``, a closed pipe) are usage errors."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is None:  # started with descriptor 1 closed: nothing can reach the user
+            raise files.StdoutError(None)
+        try:
+            return self._stream.write(text)
+        except OSError as error:
+            raise files.StdoutError(error) from None
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as error:
+            raise files.StdoutError(error) from None
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def fileno(self) -> int:
+        if self._stream is None:
+            raise OSError("standard output is closed")
+        return self._stream.fileno()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, errors, ...: the real stream's
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _guarded_stdout() -> Iterator[None]:
+    """While a command runs, a failing stdout raises :class:`files.StdoutError` (exit 2, one line)."""
+    original = sys.stdout
+    sys.stdout = _GuardedStream(original)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = original
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
     parser = build_parser()
@@ -445,10 +490,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             # `pip install -e .` brings none). TorchScan never uses numpy, so the line says nothing
             # about any result; it is silenced for this message alone, for the command's duration.
             warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
-            with files.cleanup_on_signals():  # no temporary file outlives a SIGTERM/SIGINT
+            with files.cleanup_on_signals(), _guarded_stdout():  # no temporary outlives a SIGTERM
                 _outputs_to_stdout(args)
-                return _COMMANDS[args.command](args)
+                status = _COMMANDS[args.command](args)
+                sys.stdout.flush()  # a full or closed stdout fails here, not at interpreter exit
+                return status
     except UsageError as error:
+        if isinstance(error, files.StdoutError):
+            files.silence_stdout()
         # One line whatever the message carries (an OS or validator text may hold newlines).
         # Control characters (a file name, an unknown option) are shown escaped, never sent raw.
         print(f"torchscan: error: {report_name(' '.join(str(error).split()))}", file=sys.stderr)

@@ -91,6 +91,14 @@ def names_stdout(value: str) -> bool:
 
 def destination(option: str, value: str) -> Destination:
     """Classify the output ``value`` of ``option``; raise :class:`UsageError` when it cannot be written."""
+    try:
+        return _classify(option, value)
+    except (OSError, ValueError) as error:  # a name over 255 bytes, a NUL byte: one line, status 2
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise UsageError(f"{option} {value!r}: {reason}") from None
+
+
+def _classify(option: str, value: str) -> Destination:
     given = Path(value)
     own = _own_stream(given)
     if own is not None:
@@ -161,7 +169,9 @@ def _new_file_mode() -> int:
 def _replace(target: Path, data: bytes) -> None:
     """Atomically replace (or create) the regular file ``target``: temporary file, fsync, rename."""
     mode = target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode()
-    temporary = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
+    # The name is cut so that a target name near the 255-byte limit still leaves room for the suffix.
+    short = target.name.encode("utf-8", "surrogateescape")[:160].decode("utf-8", "ignore")
+    temporary = str(target.parent / f".{short}.{secrets.token_hex(6)}.tmp")
     # Registered before it exists: a signal at any point after this line finds it (unlinking a
     # name that was never created, or already renamed, is harmless).
     _TEMPORARIES.add(temporary)
@@ -191,24 +201,62 @@ def _stream(target: Path, data: bytes) -> None:
 def write(value: str, text: str, option: str = "output") -> None:
     """Write ``text`` (UTF-8) to stdout for ``-``, else to what ``value`` points to (see module doc)."""
     if value == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
         return
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as error:  # lone surrogates, e.g. from undecodable command-line bytes
         raise UsageError(f"cannot write {value!r}: the text is not valid UTF-8 ({error.reason})") from None
     where = destination(option, value)
-    if where.how in ("stdout", "stderr"):  # the stream itself: never reopened, never renamed over
-        stream = sys.stdout if where.how == "stdout" else sys.stderr
-        stream.write(text)
-        stream.flush()
+    if where.how == "stdout":  # the stream itself: never reopened, never renamed over
+        write_stdout(text)
+        return
+    if where.how == "stderr":
+        sys.stderr.write(text)
+        sys.stderr.flush()
         return
     try:
         (_replace if where.how == "replace" else _stream)(where.path, data)
     except OSError as error:
         raise UsageError(f"cannot write {value!r}: {error.strerror or error}") from None
     print(f"wrote {report_name(value)}", file=sys.stderr)
+
+
+def write_stdout(text: str) -> None:
+    """Write an output to standard output; a closed, full or broken stdout is a usage error."""
+    if sys.stdout is None:  # the process was started with file descriptor 1 closed
+        raise StdoutError(None)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as error:
+        raise StdoutError(error) from None
+
+
+class StdoutError(UsageError):
+    """Standard output failed (``/dev/full``, a closed pipe): reported once, then stdout is silenced."""
+
+    def __init__(self, error: OSError | None) -> None:
+        reason = "it is closed" if error is None else error.strerror or str(error)
+        super().__init__(f"cannot write to standard output: {reason}")
+
+
+def silence_stdout() -> None:
+    """Point file descriptor 1 at the null device, so Python's final flush cannot fail a second time.
+
+    What the Python documentation recommends after a ``BrokenPipeError``; the buffered text is
+    dropped (it could not be written anyway).
+    """
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+# Report files are small (≤ 4 KiB per layer call); a cap keeps /dev/zero or a huge file from
+# exhausting memory before the JSON parser can refuse it.
+MAX_REPORT_BYTES = 256 * 1024 * 1024
 
 
 def remove_temporaries() -> None:
@@ -255,7 +303,11 @@ def _reject_constant(name: str) -> NoReturn:
 def load_report(path: str) -> dict[str, Any]:
     """Read a saved report; unreadable, undecodable or invalid JSON is a usage error (status 2)."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_REPORT_BYTES + 1)
+        if len(data) > MAX_REPORT_BYTES:
+            raise UsageError(f"report {path!r} is larger than {MAX_REPORT_BYTES // 2**20} MiB; not a report")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise UsageError(
             f"cannot read report {path!r}: not UTF-8 text (byte {error.start}: {error.reason})"
