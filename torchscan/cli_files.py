@@ -136,6 +136,18 @@ def _same_file(a: Path, b: Path) -> bool:
     return Path(os.path.realpath(a)) == Path(os.path.realpath(b))
 
 
+def _stdout_is(source: Path) -> bool:
+    """True when this process's standard output is the file ``source`` (same device and inode)."""
+    try:
+        fd = sys.stdout.fileno() if sys.stdout is not None else 1
+    except (AttributeError, OSError, ValueError):  # a replaced stream (a test's capture)
+        fd = 1
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(source))
+    except (OSError, ValueError):
+        return False
+
+
 def check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | None]) -> None:
     """Refuse (status 2) outputs that name an input, each other, or cannot be written (see above)."""
     chosen: dict[str, Path] = {}
@@ -149,8 +161,26 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | Non
                 raise UsageError(
                     f"{to_stdout[0]} and {option} both write to standard output; give one a file"
                 )
+            # ``--html - >> in.json`` (or ``/dev/stdout``): stdout is the input itself, opened by
+            # the shell; compared by device and inode, since no path names it.
+            for source in inputs:
+                if source is not None and _stdout_is(source):
+                    raise UsageError(
+                        f"{option} {value!r}: standard output is the input file {str(source)!r}; "
+                        "refusing to write into it"
+                    )
             continue
-        path = destination(option, value).path
+        where = destination(option, value)
+        path = where.path
+        if where.how == "replace":  # refused before the model runs, not after
+            with contextlib.suppress(FileNotFoundError):
+                info = path.stat()
+                _check_replaceable(path, info)
+                if hasattr(os, "geteuid") and os.geteuid() not in (0, info.st_uid):
+                    raise UsageError(
+                        f"{option} {value!r} belongs to another user, and replacing it would change "
+                        "its owner; write to a new path"
+                    )
         for source in inputs:
             if source is not None and _same_file(path, source):
                 raise UsageError(f"{option} {value!r} is an input file; refusing to overwrite it")
@@ -166,9 +196,42 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def _check_replaceable(target: Path, info: os.stat_result) -> None:
+    """Refuse what an atomic rename cannot keep: extra hard links (they would keep the old content)."""
+    if info.st_nlink > 1:
+        raise UsageError(
+            f"cannot write {str(target)!r}: it has {info.st_nlink} hard links, and an atomic "
+            "replacement would leave the others with the old content; write to a new path"
+        )
+
+
+def _keep_owner(temporary: str, target: Path, info: os.stat_result) -> None:
+    """Give the new file the old one's owner and group (root rewriting another user's file).
+
+    Where that is not permitted (an unprivileged user replacing a file it does not own in a folder
+    it may write), the replacement would silently change the owner: refused instead.
+    """
+    if (info.st_uid, info.st_gid) == (os.geteuid(), os.getegid()):
+        return
+    try:
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except PermissionError:
+        raise UsageError(
+            f"cannot write {str(target)!r}: it belongs to another user, and replacing it would "
+            "change its owner; write to a new path"
+        ) from None
+
+
 def _replace(target: Path, data: bytes) -> None:
-    """Atomically replace (or create) the regular file ``target``: temporary file, fsync, rename."""
-    mode = target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode()
+    """Atomically replace (or create) the regular file ``target``: temporary file, fsync, rename.
+
+    An existing target keeps its permission bits, owner and group; one with several hard links is
+    refused before anything is written (see docs/cli.md, "Files").
+    """
+    info = target.stat() if target.exists() else None
+    if info is not None:
+        _check_replaceable(target, info)
+    mode = info.st_mode & 0o7777 if info is not None else _new_file_mode()
     # The name is cut so that a target name near the 255-byte limit still leaves room for the suffix.
     short = target.name.encode("utf-8", "surrogateescape")[:160].decode("utf-8", "ignore")
     temporary = str(target.parent / f".{short}.{secrets.token_hex(6)}.tmp")
@@ -181,7 +244,9 @@ def _replace(target: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
+        if info is not None and hasattr(os, "chown"):
+            _keep_owner(temporary, target, info)
+        os.chmod(temporary, mode)  # after chown, which may clear set-user/group-ID bits
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
