@@ -2,8 +2,8 @@
 
 Exit statuses: 0 success (partial results included unless ``--strict``), 1 the model or workload
 raised (traceback printed), 2 usage error (one line, no traceback), 3 ``--strict`` and incomplete
-(report files are still written). This is the only module of TorchScan that prints or writes
-files (through ``cli_files``: atomically, following symlinks, never over an input file). Library
+(report files are still written). This package is the only part of TorchScan that prints or writes
+files (through ``cli/files.py``: atomically, following symlinks, never over an input file). Library
 APIs are imported inside the commands so ``torchscan --help`` does not import torch.
 """
 
@@ -19,18 +19,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from torchscan import cli_files as files
-from torchscan import cli_format as fmt
-from torchscan import cli_hardware as hw
-from torchscan.cli_parser import build_parser
-from torchscan.cli_status import status_line
-from torchscan.cli_targets import UsageError
+from torchscan.cli import files
+from torchscan.cli import format as fmt
+from torchscan.cli import hardware as hw
+from torchscan.cli.parser import build_parser
+from torchscan.cli.status import status_line
+from torchscan.cli.targets import UsageError
 from torchscan.report.names import report_name
 
 if TYPE_CHECKING:
     from torch import nn
 
-    from torchscan.cli_targets import InputSpec, Target
+    from torchscan.cli.targets import InputSpec, Target
 
 EXIT_OK = 0
 EXIT_MODEL_ERROR = 1
@@ -112,7 +112,7 @@ def _load_model(
     A ``--hardware`` file is read and checked here too, before the model is built, and no output
     may overwrite it.
     """
-    from torchscan import cli_targets as targets
+    from torchscan.cli import targets
 
     factory_kwargs = targets.parse_factory_kwargs(args.factory_kwargs) if args.factory_kwargs else {}
     target = targets.resolve_target(args.target)
@@ -211,7 +211,7 @@ def _floating_sum(output: Any) -> Any:
 def _cmd_flops(args: argparse.Namespace) -> int:
     import torch
 
-    from torchscan import cli_targets as targets
+    from torchscan.cli import targets
 
     _target, model, spec = _load_model(args)
     from torchscan import measure_flops
@@ -242,8 +242,8 @@ def _cmd_latency(args: argparse.Namespace) -> int:
     with status_line(f"loading {args.target} …") as status:  # before importing torch: it takes seconds
         import torch
 
-        from torchscan import cli_targets as targets
         from torchscan.analysis.inputs import default_placement
+        from torchscan.cli import targets
         from torchscan.measure.progress import describe
 
         _target, model, spec = _load_model(args, devices=("cpu", "cuda", "mps"))

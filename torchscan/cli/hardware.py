@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from torchscan.cli_format import figure, seconds, si
-from torchscan.cli_targets import UsageError
+from torchscan.cli.format import figure, seconds, si
+from torchscan.cli.targets import UsageError
 from torchscan.report.hardware import check_hardware
 from torchscan.report.schema import HardwareFacts
 

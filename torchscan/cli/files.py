@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
-from torchscan.cli_targets import UsageError
+from torchscan.cli.targets import UsageError
 from torchscan.report.names import report_name
 
 # Temporary files that exist (or are about to) and must not outlive the process.

@@ -1,6 +1,6 @@
 """The argument parser of the ``torchscan`` command line (cli.md); the commands live in ``cli.py``.
 
-Usage errors raise :class:`~torchscan.cli_targets.UsageError` (reported as one line, exit status 2)
+Usage errors raise :class:`~torchscan.cli.targets.UsageError` (reported as one line, exit status 2)
 instead of printing argparse's multi-line usage and exiting.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from torchscan._version import __version__
-from torchscan.cli_targets import UsageError
+from torchscan.cli.targets import UsageError
 from torchscan.report.names import has_control
 from torchscan.views.geometry import VIEWS
 from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
