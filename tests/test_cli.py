@@ -577,6 +577,6 @@ def test_latency_progress_only_on_a_terminal(
 
 
 def test_importing_the_cli_does_not_import_torch() -> None:
-    code = "import sys, torchscan.cli, torchscan.cli_parser; print('torch' in sys.modules)"
+    code = "import sys, torchscan.cli, torchscan.cli.parser; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

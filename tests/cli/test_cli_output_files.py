@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from torchscan import cli_files
+from torchscan.cli import files as cli_files
 from torchscan.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from torchscan import cli
+from torchscan.cli import app as cli
 from torchscan.cli import main
 
 SKIP_MODEL = textwrap.dedent(

@@ -118,7 +118,7 @@ def test_views_survive_sums_and_scales_beyond_the_float_range(analysis, benchmar
 
 
 def test_cli_delta_names_the_overflow():
-    from torchscan.cli_format import delta
+    from torchscan.cli.format import delta
 
     diff = metric_diff(_signed(-1.7e308), _signed(1.7e308), "spread")
     assert delta(diff) == "unknown (difference beyond the float range)"

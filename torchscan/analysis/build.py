@@ -18,6 +18,7 @@ from torchscan.analysis.inputs import qualified_name
 from torchscan.formulas import functional
 from torchscan.formulas.functional import OperatorCall
 from torchscan.report.diagnostics import deduplicate, diagnostic
+from torchscan.report.names import report_name
 from torchscan.report.schema import (
     COMPUTE_FIELDS,
     ESTIMATE_FIELDS,
@@ -287,7 +288,7 @@ def build_report(
     full = mode == "full"
     if full:
         apply_functional_formulas(records)
-    root_name = type(module).__name__.lower()
+    root_name = report_name(type(module).__name__.lower())
     layers = [_layer(record, root_name) for record in records]
     totals, devices, dtypes = storage_totals(recorder.infos)
     if full:

@@ -37,6 +37,7 @@ from torchscan.analysis.operator_resolution import (
 from torchscan.analysis.phases import PhaseTally, unavailable_phases
 from torchscan.formulas import operators
 from torchscan.report.diagnostics import diagnostic, error_text
+from torchscan.report.names import report_name
 from torchscan.report.schema import (
     COUNTING_CONVENTION,
     MAX_NUMBER,
@@ -336,7 +337,7 @@ class OperatorObserver(TorchDispatchMode):
             },
             "total": total,
             "by_phase": self.phases.results(OPERATOR_METHOD),
-            "by_module": {k: v for k, v in sorted(self.by_module.items()) if k != "Global"},
+            "by_module": {report_name(k): v for k, v in sorted(self.by_module.items()) if k != "Global"},
             "by_operator": dict(sorted(self.by_operator.items())),
             "ignored_operators": {
                 name: {"calls": calls, "reason": self.ignored_reasons[name]}

@@ -24,6 +24,7 @@ from torchscan.analysis.inputs import FAILED, describe
 from torchscan.analysis.traversal import walk_modules
 from torchscan.formulas import registry
 from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
+from torchscan.report.names import report_name
 from torchscan.report.schema import (
     BufferStats,
     CallIO,
@@ -153,7 +154,7 @@ class CallRecorder:
             self._info[id(module)] = ModuleInfo(
                 path=path,
                 depth=path.count(".") + 1 if path else 0,
-                type_name=cls.__name__,
+                type_name=report_name(cls.__name__),
                 is_leaf=not any(child is not None for child in module._modules.values()),
                 params=params,
                 buffers=buffers,

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from torchscan.analysis.traversal import walk_modules
+from torchscan.report.names import report_name
 from torchscan.report.schema import ValueMeta
 
 _SCALAR_TYPES = (bool, int, float, complex, str)
@@ -17,7 +18,7 @@ _KEY_TYPES = (str, int, bool)
 
 def qualified_name(cls: type) -> str:
     """``module.QualName`` of a class; used instead of ``repr`` so no object state leaks."""
-    return f"{cls.__module__}.{cls.__qualname__}"
+    return report_name(f"{cls.__module__}.{cls.__qualname__}")
 
 
 _DTYPE_NAMES: dict[torch.dtype, str] = {}
@@ -60,7 +61,7 @@ def describe(value: Any) -> ValueMeta:
     if value is None:
         return {"kind": "none"}
     if isinstance(value, _SCALAR_TYPES):
-        return {"kind": "scalar", "type": type(value).__name__}
+        return {"kind": "scalar", "type": report_name(type(value).__name__)}
     if isinstance(value, tuple | list):
         return {
             "kind": "tuple" if isinstance(value, tuple) else "list",
@@ -69,7 +70,7 @@ def describe(value: Any) -> ValueMeta:
     if isinstance(value, Mapping):
         items = []
         for key, item in value.items():
-            entry: dict[str, Any] = {"key_type": type(key).__name__}
+            entry: dict[str, Any] = {"key_type": report_name(type(key).__name__)}
             if isinstance(key, str) and not key.isidentifier():
                 # A key such as "/private/model.pt" may be a path or a secret: only its length.
                 entry = {"key": {"type": "str", "length": len(key)}, **entry}
@@ -77,7 +78,7 @@ def describe(value: Any) -> ValueMeta:
                 entry = {"key": key, **entry}
             entry["value"] = describe(item)
             items.append(entry)
-        return {"kind": "mapping", "type": type(value).__name__, "items": items}
+        return {"kind": "mapping", "type": report_name(type(value).__name__), "items": items}
     return {"kind": "object", "type": qualified_name(type(value))}
 
 

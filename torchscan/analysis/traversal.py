@@ -10,6 +10,8 @@ from collections.abc import Iterable
 
 from torch import nn
 
+from torchscan.report.names import report_name
+
 
 def walk_modules(root: nn.Module) -> list[tuple[str, nn.Module]]:
     """``root.named_modules()`` in the same order, without recursion.
@@ -29,7 +31,9 @@ def walk_modules(root: nn.Module) -> list[tuple[str, nn.Module]]:
         seen.add(id(module))
         walked.append((path, module))
         prefix = f"{path}." if path else ""
-        children = [(prefix + name, child) for name, child in module._modules.items() if child is not None]
+        # Names are model text: escaped once here, so every path in every report is valid text.
+        named = module._modules.items()
+        children = [(prefix + report_name(name), child) for name, child in named if child is not None]
         stack.extend(reversed(children))
     return walked
 

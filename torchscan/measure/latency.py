@@ -18,6 +18,7 @@ from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.progress import Progress, ProgressCallback, check_progress, start_progress
 from torchscan.measure.rank_agreement import Agreement, agreed_autorange, rank_agreement
 from torchscan.measure.stats import block_statistics
+from torchscan.report.names import has_control
 from torchscan.report.schema import (
     SCHEMA_VERSION,
     BenchmarkContext,
@@ -75,6 +76,8 @@ def validate_timing_settings(
         raise ArgumentTypeError(f"work_unit must be a str, got {type(work_unit).__name__}")
     if not work_unit.strip():
         raise ValueError(f"work_unit must be a non-blank string, got {work_unit!r}")
+    if has_control(work_unit):  # refused before any timing: it would be printed and rendered raw
+        raise ValueError(f"work_unit must not contain control characters, got {work_unit!r}")
     return TimingSettings(units, work_unit, warmup_count, run_time, repeats)
 
 

@@ -15,6 +15,7 @@ import torch
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.report.diagnostics import diagnostic
+from torchscan.report.names import report_name
 from torchscan.report.schema import SCHEMA_VERSION, Diagnostic, ProfileReport, ProfileRow
 from torchscan.runtime.arguments import check_count, check_output_path
 from torchscan.runtime.device import Device, resolve_device, synchronizer
@@ -162,7 +163,7 @@ def _row(event: Any, device_time_supported: bool) -> ProfileRow:
             device_us = event.self_cuda_time_total
         device_seconds = float(device_us) / 1e6
     return {
-        "operator": str(event.key),
+        "operator": report_name(str(event.key)),  # record_function labels are caller text
         "calls": int(event.count),
         "input_shapes": _json_shapes(event.input_shapes),
         "cpu_self_seconds": float(event.self_cpu_time_total) / 1e6,

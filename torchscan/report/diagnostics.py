@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 
+from torchscan.report.sanitize import MAX_ERROR_TEXT, error_text, sanitize_text
 from torchscan.report.schema import Diagnostic, Severity
 
 
@@ -57,77 +57,5 @@ def deduplicate(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return result
 
 
-# --- caller exception text ------------------------------------------------------------------
-
-MAX_ERROR_TEXT = 240
-# ``<torch.nn.Linear object at 0x7f...>``, ``<function f at 0x...>``: the address differs per run.
-_ADDRESS_REPR = re.compile(
-    r"<\s*(?:(bound method|function|built-in method|class)\s+)?([^\s<>]*)[^<>]*?\bat 0x[0-9a-fA-F]+>"
-)
-_BARE_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
-# Absolute POSIX or Windows paths, ``~/...``, ``file://...``, and relative paths with a separator.
-_PATH = re.compile(
-    r"(?:file://|[A-Za-z]:[\\/]|~[\\/]|\.{1,2}[\\/]|(?<![\w.])[\\/])[^\s'\"<>:;,()\[\]{}]*"
-    r"|(?<![\w/\\])[\w.-]*[A-Za-z][\w.-]*(?:[\\/][\w.-]+)+"
-)
-_TENSOR_START = re.compile(r"\b(?:Parameter containing:\s*)?(?:tensor|array|Parameter)\(")
-_SPACE = re.compile(r"\s+")
-
-
-def _strip_tensors(text: str) -> str:
-    """Replace every ``tensor(...)`` (balanced parentheses, any nesting) by ``<tensor>``."""
-    pieces: list[str] = []
-    start = 0
-    while (match := _TENSOR_START.search(text, start)) is not None:
-        pieces.append(text[start : match.start()])
-        depth, index = 1, match.end()
-        while index < len(text) and depth:
-            depth += {"(": 1, ")": -1}.get(text[index], 0)
-            index += 1
-        pieces.append("<tensor>")
-        start = index
-    pieces.append(text[start:])
-    return "".join(pieces)
-
-
-def _type_name(match: re.Match[str]) -> str:
-    """``<function>`` for a callable's repr, ``<Linear>`` for ``<torch.nn.Linear object at 0x...>``."""
-    kind = match.group(1)
-    return f"<{kind.replace(' ', '_') if kind else match.group(2).rsplit('.', 1)[-1] or 'object'}>"
-
-
-def _printable(char: str) -> str:
-    code = ord(char)
-    if code < 0x20 or 0x7F <= code < 0xA0 or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
-        return " "  # control characters and lone surrogates would make the report invalid text
-    return char
-
-
-def sanitize_text(text: str, limit: int = MAX_ERROR_TEXT) -> str:
-    """Caller-written text made fit for a report: deterministic, bounded, free of values and paths.
-
-    Object representations carrying an address become ``<TypeName>``, tensor contents ``<tensor>``,
-    file paths ``<path>``, bare addresses ``<address>``; whitespace runs collapse to one space, and
-    the result is cut to ``limit`` characters (ending with ``...`` when cut).
-    """
-    text = "".join(_printable(char) for char in text[: limit * 20])
-    text = _strip_tensors(text)
-    text = _ADDRESS_REPR.sub(_type_name, text)
-    text = _BARE_ADDRESS.sub("<address>", text)
-    text = _PATH.sub("<path>", text)
-    text = _SPACE.sub(" ", text).strip()
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
-
-
-def error_text(error: BaseException) -> str:
-    """``"<ExceptionType>: <sanitized message>"`` for an exception raised by caller code.
-
-    The single place where a caller's exception text enters a report (see :func:`sanitize_text`);
-    a ``__str__`` that itself fails yields the type name alone.
-    """
-    name = sanitize_text(type(error).__name__, 80)
-    try:
-        message = sanitize_text(str(error))
-    except Exception:  # a broken __str__ is the caller's bug; the type still says what happened
-        message = ""
-    return f"{name}: {message}" if message else name
+# The sanitizer has its own module; these names stay importable from here.
+__all__ = ["MAX_ERROR_TEXT", "deduplicate", "diagnostic", "error_text", "sanitize_text"]

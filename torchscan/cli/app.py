@@ -2,8 +2,8 @@
 
 Exit statuses: 0 success (partial results included unless ``--strict``), 1 the model or workload
 raised (traceback printed), 2 usage error (one line, no traceback), 3 ``--strict`` and incomplete
-(report files are still written). This is the only module of TorchScan that prints or writes
-files (through ``cli_files``: atomically, following symlinks, never over an input file). Library
+(report files are still written). This package is the only part of TorchScan that prints or writes
+files (through ``cli/files.py``: atomically, following symlinks, never over an input file). Library
 APIs are imported inside the commands so ``torchscan --help`` does not import torch.
 """
 
@@ -19,17 +19,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from torchscan import cli_files as files
-from torchscan import cli_format as fmt
-from torchscan import cli_hardware as hw
-from torchscan.cli_parser import build_parser
-from torchscan.cli_status import status_line
-from torchscan.cli_targets import UsageError
+from torchscan.cli import files
+from torchscan.cli import format as fmt
+from torchscan.cli import hardware as hw
+from torchscan.cli.parser import build_parser
+from torchscan.cli.status import status_line
+from torchscan.cli.targets import UsageError
+from torchscan.report.names import report_name
 
 if TYPE_CHECKING:
     from torch import nn
 
-    from torchscan.cli_targets import InputSpec, Target
+    from torchscan.cli.targets import InputSpec, Target
 
 EXIT_OK = 0
 EXIT_MODEL_ERROR = 1
@@ -111,7 +112,7 @@ def _load_model(
     A ``--hardware`` file is read and checked here too, before the model is built, and no output
     may overwrite it.
     """
-    from torchscan import cli_targets as targets
+    from torchscan.cli import targets
 
     factory_kwargs = targets.parse_factory_kwargs(args.factory_kwargs) if args.factory_kwargs else {}
     target = targets.resolve_target(args.target)
@@ -210,7 +211,7 @@ def _floating_sum(output: Any) -> Any:
 def _cmd_flops(args: argparse.Namespace) -> int:
     import torch
 
-    from torchscan import cli_targets as targets
+    from torchscan.cli import targets
 
     _target, model, spec = _load_model(args)
     from torchscan import measure_flops
@@ -241,8 +242,8 @@ def _cmd_latency(args: argparse.Namespace) -> int:
     with status_line(f"loading {args.target} …") as status:  # before importing torch: it takes seconds
         import torch
 
-        from torchscan import cli_targets as targets
         from torchscan.analysis.inputs import default_placement
+        from torchscan.cli import targets
         from torchscan.measure.progress import describe
 
         _target, model, spec = _load_model(args, devices=("cpu", "cuda", "mps"))
@@ -430,6 +431,51 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+class _GuardedStream:
+    """Standard output whose write/flush failures (``/dev/full``, a closed pipe) are usage errors."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is None:  # started with descriptor 1 closed: nothing can reach the user
+            raise files.StdoutError(None)
+        try:
+            return self._stream.write(text)
+        except OSError as error:
+            raise files.StdoutError(error) from None
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as error:
+            raise files.StdoutError(error) from None
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def fileno(self) -> int:
+        if self._stream is None:
+            raise OSError("standard output is closed")
+        return self._stream.fileno()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, errors, ...: the real stream's
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _guarded_stdout() -> Iterator[None]:
+    """While a command runs, a failing stdout raises :class:`files.StdoutError` (exit 2, one line)."""
+    original = sys.stdout
+    sys.stdout = _GuardedStream(original)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = original
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
     parser = build_parser()
@@ -444,12 +490,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             # `pip install -e .` brings none). TorchScan never uses numpy, so the line says nothing
             # about any result; it is silenced for this message alone, for the command's duration.
             warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
-            with files.cleanup_on_signals():  # no temporary file outlives a SIGTERM/SIGINT
+            with files.cleanup_on_signals(), _guarded_stdout():  # no temporary outlives a SIGTERM
                 _outputs_to_stdout(args)
-                return _COMMANDS[args.command](args)
+                status = _COMMANDS[args.command](args)
+                sys.stdout.flush()  # a full or closed stdout fails here, not at interpreter exit
+                return status
     except UsageError as error:
+        if isinstance(error, files.StdoutError):
+            files.silence_stdout()
         # One line whatever the message carries (an OS or validator text may hold newlines).
-        print(f"torchscan: error: {' '.join(str(error).split())}", file=sys.stderr)
+        # Control characters (a file name, an unknown option) are shown escaped, never sent raw.
+        print(f"torchscan: error: {report_name(' '.join(str(error).split()))}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else EXIT_OK

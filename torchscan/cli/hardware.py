@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from torchscan.cli_format import figure, seconds, si
-from torchscan.cli_targets import UsageError
+from torchscan.cli.format import figure, seconds, si
+from torchscan.cli.targets import UsageError
 from torchscan.report.hardware import check_hardware
 from torchscan.report.schema import HardwareFacts
 
@@ -30,10 +29,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a finite number")
 
 
+MAX_HARDWARE_BYTES = 1024 * 1024  # a hardware file is a handful of numbers
+
+
 def load_hardware(path: str) -> HardwareFacts:
     """Read and check a ``--hardware`` JSON file; any problem is a usage error naming the key."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        with open(path, "rb") as handle:  # capped: ``--hardware /dev/zero`` must not fill memory
+            data = handle.read(MAX_HARDWARE_BYTES + 1)
+        if len(data) > MAX_HARDWARE_BYTES:
+            raise UsageError(f"--hardware {path!r} is larger than {MAX_HARDWARE_BYTES // 1024} KiB")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"--hardware {path!r} is not UTF-8 text") from None
     except OSError as error:

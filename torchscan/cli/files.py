@@ -26,7 +26,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
-from torchscan.cli_targets import UsageError
+from torchscan.cli.targets import UsageError
+from torchscan.report.names import report_name
 
 # Temporary files that exist (or are about to) and must not outlive the process.
 _TEMPORARIES: set[str] = set()
@@ -90,6 +91,14 @@ def names_stdout(value: str) -> bool:
 
 def destination(option: str, value: str) -> Destination:
     """Classify the output ``value`` of ``option``; raise :class:`UsageError` when it cannot be written."""
+    try:
+        return _classify(option, value)
+    except (OSError, ValueError) as error:  # a name over 255 bytes, a NUL byte: one line, status 2
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise UsageError(f"{option} {value!r}: {reason}") from None
+
+
+def _classify(option: str, value: str) -> Destination:
     given = Path(value)
     own = _own_stream(given)
     if own is not None:
@@ -127,6 +136,18 @@ def _same_file(a: Path, b: Path) -> bool:
     return Path(os.path.realpath(a)) == Path(os.path.realpath(b))
 
 
+def _stdout_is(source: Path) -> bool:
+    """True when this process's standard output is the file ``source`` (same device and inode)."""
+    try:
+        fd = sys.stdout.fileno() if sys.stdout is not None else 1
+    except (AttributeError, OSError, ValueError):  # a replaced stream (a test's capture)
+        fd = 1
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(source))
+    except (OSError, ValueError):
+        return False
+
+
 def check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | None]) -> None:
     """Refuse (status 2) outputs that name an input, each other, or cannot be written (see above)."""
     chosen: dict[str, Path] = {}
@@ -140,8 +161,26 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Sequence[Path | Non
                 raise UsageError(
                     f"{to_stdout[0]} and {option} both write to standard output; give one a file"
                 )
+            # ``--html - >> in.json`` (or ``/dev/stdout``): stdout is the input itself, opened by
+            # the shell; compared by device and inode, since no path names it.
+            for source in inputs:
+                if source is not None and _stdout_is(source):
+                    raise UsageError(
+                        f"{option} {value!r}: standard output is the input file {str(source)!r}; "
+                        "refusing to write into it"
+                    )
             continue
-        path = destination(option, value).path
+        where = destination(option, value)
+        path = where.path
+        if where.how == "replace":  # refused before the model runs, not after
+            with contextlib.suppress(FileNotFoundError):
+                info = path.stat()
+                _check_replaceable(path, info)
+                if hasattr(os, "geteuid") and os.geteuid() not in (0, info.st_uid):
+                    raise UsageError(
+                        f"{option} {value!r} belongs to another user, and replacing it would change "
+                        "its owner; write to a new path"
+                    )
         for source in inputs:
             if source is not None and _same_file(path, source):
                 raise UsageError(f"{option} {value!r} is an input file; refusing to overwrite it")
@@ -157,10 +196,45 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def _check_replaceable(target: Path, info: os.stat_result) -> None:
+    """Refuse what an atomic rename cannot keep: extra hard links (they would keep the old content)."""
+    if info.st_nlink > 1:
+        raise UsageError(
+            f"cannot write {str(target)!r}: it has {info.st_nlink} hard links, and an atomic "
+            "replacement would leave the others with the old content; write to a new path"
+        )
+
+
+def _keep_owner(temporary: str, target: Path, info: os.stat_result) -> None:
+    """Give the new file the old one's owner and group (root rewriting another user's file).
+
+    Where that is not permitted (an unprivileged user replacing a file it does not own in a folder
+    it may write), the replacement would silently change the owner: refused instead.
+    """
+    if (info.st_uid, info.st_gid) == (os.geteuid(), os.getegid()):
+        return
+    try:
+        os.chown(temporary, info.st_uid, info.st_gid)
+    except PermissionError:
+        raise UsageError(
+            f"cannot write {str(target)!r}: it belongs to another user, and replacing it would "
+            "change its owner; write to a new path"
+        ) from None
+
+
 def _replace(target: Path, data: bytes) -> None:
-    """Atomically replace (or create) the regular file ``target``: temporary file, fsync, rename."""
-    mode = target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode()
-    temporary = str(target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
+    """Atomically replace (or create) the regular file ``target``: temporary file, fsync, rename.
+
+    An existing target keeps its permission bits, owner and group; one with several hard links is
+    refused before anything is written (see docs/cli.md, "Files").
+    """
+    info = target.stat() if target.exists() else None
+    if info is not None:
+        _check_replaceable(target, info)
+    mode = info.st_mode & 0o7777 if info is not None else _new_file_mode()
+    # The name is cut so that a target name near the 255-byte limit still leaves room for the suffix.
+    short = target.name.encode("utf-8", "surrogateescape")[:160].decode("utf-8", "ignore")
+    temporary = str(target.parent / f".{short}.{secrets.token_hex(6)}.tmp")
     # Registered before it exists: a signal at any point after this line finds it (unlinking a
     # name that was never created, or already renamed, is harmless).
     _TEMPORARIES.add(temporary)
@@ -170,7 +244,9 @@ def _replace(target: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
+        if info is not None and hasattr(os, "chown"):
+            _keep_owner(temporary, target, info)
+        os.chmod(temporary, mode)  # after chown, which may clear set-user/group-ID bits
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -190,24 +266,62 @@ def _stream(target: Path, data: bytes) -> None:
 def write(value: str, text: str, option: str = "output") -> None:
     """Write ``text`` (UTF-8) to stdout for ``-``, else to what ``value`` points to (see module doc)."""
     if value == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
         return
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as error:  # lone surrogates, e.g. from undecodable command-line bytes
         raise UsageError(f"cannot write {value!r}: the text is not valid UTF-8 ({error.reason})") from None
     where = destination(option, value)
-    if where.how in ("stdout", "stderr"):  # the stream itself: never reopened, never renamed over
-        stream = sys.stdout if where.how == "stdout" else sys.stderr
-        stream.write(text)
-        stream.flush()
+    if where.how == "stdout":  # the stream itself: never reopened, never renamed over
+        write_stdout(text)
+        return
+    if where.how == "stderr":
+        sys.stderr.write(text)
+        sys.stderr.flush()
         return
     try:
         (_replace if where.how == "replace" else _stream)(where.path, data)
     except OSError as error:
         raise UsageError(f"cannot write {value!r}: {error.strerror or error}") from None
-    print(f"wrote {value}", file=sys.stderr)
+    print(f"wrote {report_name(value)}", file=sys.stderr)
+
+
+def write_stdout(text: str) -> None:
+    """Write an output to standard output; a closed, full or broken stdout is a usage error."""
+    if sys.stdout is None:  # the process was started with file descriptor 1 closed
+        raise StdoutError(None)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as error:
+        raise StdoutError(error) from None
+
+
+class StdoutError(UsageError):
+    """Standard output failed (``/dev/full``, a closed pipe): reported once, then stdout is silenced."""
+
+    def __init__(self, error: OSError | None) -> None:
+        reason = "it is closed" if error is None else error.strerror or str(error)
+        super().__init__(f"cannot write to standard output: {reason}")
+
+
+def silence_stdout() -> None:
+    """Point file descriptor 1 at the null device, so Python's final flush cannot fail a second time.
+
+    What the Python documentation recommends after a ``BrokenPipeError``; the buffered text is
+    dropped (it could not be written anyway).
+    """
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+# Report files are small (≤ 4 KiB per layer call); a cap keeps /dev/zero or a huge file from
+# exhausting memory before the JSON parser can refuse it.
+MAX_REPORT_BYTES = 256 * 1024 * 1024
 
 
 def remove_temporaries() -> None:
@@ -254,7 +368,11 @@ def _reject_constant(name: str) -> NoReturn:
 def load_report(path: str) -> dict[str, Any]:
     """Read a saved report; unreadable, undecodable or invalid JSON is a usage error (status 2)."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_REPORT_BYTES + 1)
+        if len(data) > MAX_REPORT_BYTES:
+            raise UsageError(f"report {path!r} is larger than {MAX_REPORT_BYTES // 2**20} MiB; not a report")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise UsageError(
             f"cannot read report {path!r}: not UTF-8 text (byte {error.start}: {error.reason})"

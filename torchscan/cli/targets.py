@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from torch import nn
 
 DEMO_PREFIX = "demo"
+MAX_ELEMENTS = 2**63 - 1  # PyTorch sizes and element counts are int64
 
 
 class UsageError(Exception):
@@ -172,6 +173,14 @@ def parse_shape(text: str) -> tuple[int, ...]:
         shape = ()
     if not shape or any(d < 0 for d in shape):
         raise UsageError(f"invalid --input-shape {text!r}: expected comma-separated non-negative integers")
+    elements = 1
+    for size in shape:
+        elements *= size
+    if elements > MAX_ELEMENTS:  # refused here, as a usage error, before any model code runs
+        raise UsageError(
+            f"invalid --input-shape {text[:80]!r}: {elements:.3g} elements, more than a tensor can hold "
+            f"({MAX_ELEMENTS})"
+        )
     return shape
 
 

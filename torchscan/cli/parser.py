@@ -1,6 +1,6 @@
 """The argument parser of the ``torchscan`` command line (cli.md); the commands live in ``cli.py``.
 
-Usage errors raise :class:`~torchscan.cli_targets.UsageError` (reported as one line, exit status 2)
+Usage errors raise :class:`~torchscan.cli.targets.UsageError` (reported as one line, exit status 2)
 instead of printing argparse's multi-line usage and exiting.
 """
 
@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from torchscan._version import __version__
-from torchscan.cli_targets import UsageError
+from torchscan.cli.targets import UsageError
+from torchscan.report.names import has_control
 from torchscan.views.geometry import VIEWS
 from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
 
@@ -94,6 +95,13 @@ def _non_blank(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be blank")
     return _text(text)
+
+
+def _label(text: str) -> str:
+    """A unit name printed after numbers: non-blank, and no control character to drive a terminal."""
+    if has_control(text):
+        raise argparse.ArgumentTypeError("must not contain control characters")
+    return _non_blank(text)
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -191,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     latency = commands.add_parser("latency", help="warmed block-average latency (measure_latency)")
     _add_target(latency)
     latency.add_argument("--work-units", type=_positive_number, default=1, metavar="N", help="work per call")
-    latency.add_argument("--work-unit", type=_non_blank, default="calls", metavar="NAME", help="e.g. images")
+    latency.add_argument("--work-unit", type=_label, default="calls", metavar="NAME", help="e.g. images")
     latency.add_argument("--warmup", type=_int_at_least(0), default=5, metavar="N")
     latency.add_argument("--min-run-time", type=_positive_number, default=0.2, metavar="SECONDS")
     latency.add_argument("--min-repeats", type=_int_at_least(2), default=5, metavar="N")
