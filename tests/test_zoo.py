@@ -17,16 +17,20 @@ from typing import Any
 import pytest
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 try:
+    import operator_coverage
     import zoo
     import zoo_models
 finally:
     sys.path.remove(str(ROOT / "benchmarks"))
 
 pytest.importorskip("transformers")
+
+SUBSET = ("bert", "gpt2", "llama", "t5", "opt", "falcon", "mixtral")  # the suite's zoo subset
 
 
 def _row(path: str, kind: str, macs: int | None) -> dict[str, Any]:
@@ -162,7 +166,7 @@ def _check_entry(entry: dict[str, Any], spec: zoo_models.ZooSpec) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["bert", "gpt2", "llama", "t5", "opt", "falcon", "mixtral"])
+@pytest.mark.parametrize("name", SUBSET)
 def test_zoo_subset_transformers(name: str) -> None:
     spec = next(spec for spec in zoo_models.catalogue() if spec.name == name)
     _check_entry(zoo.measure(spec), spec)
@@ -183,6 +187,46 @@ def test_zoo_subset_resnet18_small_input() -> None:
     assert entry["operator_flops_no_grad"]["status"] == "complete"
     macs = entry["conv_linear_macs"]
     assert macs["complete"] and macs["value"] <= entry["macs"]["value"]
+
+
+class _Overloads(TorchDispatchMode):
+    """Records every overload a forward dispatches (the operators the zoo subset really runs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[Any] = set()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.seen.add(func)
+        return func(*args, **(kwargs or {}))
+
+
+def _resnet18_small() -> zoo_models.Built:
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    return torchvision.models.resnet18(weights=None), (torch.randn(1, 3, 64, 64),), {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*SUBSET, "resnet18"])
+def test_zoo_subset_dispatches_no_uncounted_overload(name: str) -> None:
+    """Every overload the subset dispatches, under no_grad and inference_mode, is classified.
+
+    The classification is the coverage table's (``benchmarks/operator_coverage.py``), itself the
+    operator observer's own ``resolve``: an operator the table calls uncounted fails here by name.
+    """
+    if name == "resnet18":
+        model, args, kwargs = _resnet18_small()
+    else:
+        model, args, kwargs = next(spec for spec in zoo_models.catalogue() if spec.name == name).build()
+    model.eval()
+    recorder = _Overloads()
+    for context in (torch.no_grad, torch.inference_mode):
+        with context(), recorder:
+            model(*args, **kwargs)
+    classes = {str(func): operator_coverage.classify(func)[0] for func in recorder.seen}
+    assert classes  # the mode saw the forward
+    assert sorted(op for op, kind in classes.items() if kind == "uncounted") == []
 
 
 @pytest.mark.slow

@@ -1,0 +1,170 @@
+"""The operator coverage table: how TorchScan counts every ``aten`` and ``torchvision`` overload.
+
+Usage: ``python benchmarks/operator_coverage.py [--markdown FILE]`` (run it with the environment whose
+torch/torchvision the table describes; ``docs/operator-coverage.md`` is made with torch 2.14.1 +
+torchvision 0.29.1). Prints the Markdown and the share classified on stderr.
+
+Every overload registered with PyTorch's dispatcher under the ``aten`` and ``torchvision`` namespaces
+is classified by :func:`torchscan.analysis.operator_resolution.resolve` — the very decision the
+operator observer caches on its first call of an overload, so the table cannot drift from counting:
+
+- ``formula``: a native ``FlopCounterMode`` formula, a supplemental ``torchscan_flops_v1`` formula, or
+  the pointwise fallback (real-models.md 2.2), shown apart as ``formula (pointwise fallback)``;
+- ``ignored``: zero FLOPs by a stated rule, with its reason (formulas.md B.6, real-models.md 2.1);
+- ``decomposed``: a ``CompositeImplicitAutograd`` overload, counted through its parts;
+- ``communication``: a collective, tallied as bytes (distributed.md 3), never FLOPs;
+- ``uncounted``: none of the above; a call of it makes operator FLOPs ``partial`` with
+  ``uncounted_operator`` — never a silent zero.
+
+Classification is by overload only. Some formulas still refuse a particular call (a sparse layout, an
+unsupported option named by ``unsupported_operator_formula``): the table says how an overload is
+counted, not that every call of it is complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's library, as zoo.py
+
+import torch
+
+from torchscan.analysis import operator_resolution as resolution
+
+NAMESPACES = ("aten", "torchvision")
+CLASSES = ("formula", "formula (pointwise fallback)", "ignored", "decomposed", "communication", "uncounted")
+_KIND_CLASS = {
+    resolution.NATIVE: "formula",
+    resolution.SUPPLEMENTAL: "formula",
+    resolution.CUSTOM: "formula",
+    resolution.IGNORED: "ignored",
+    resolution.DECOMPOSED: "decomposed",
+    resolution.COMMUNICATION: "communication",
+    resolution.UNCOUNTED: "uncounted",
+}
+
+
+def overloads(namespaces: tuple[str, ...] = NAMESPACES) -> list[Any]:
+    """Every ``OpOverload`` registered under ``namespaces``, sorted by qualified name.
+
+    torchvision's operators exist only once ``torchvision`` is imported; it is imported when installed.
+    """
+    if "torchvision" in namespaces:
+        try:
+            import torchvision  # noqa: F401 - registers torch.ops.torchvision
+        except ImportError:
+            pass
+    packets: set[tuple[str, str]] = set()
+    for qualified in torch._C._dispatch_get_all_op_names():
+        namespace, _, rest = qualified.partition("::")
+        if namespace in namespaces:
+            packets.add((namespace, rest.split(".", 1)[0]))
+    found = []
+    for namespace, name in sorted(packets):
+        try:
+            packet = getattr(getattr(torch.ops, namespace), name)
+            names = packet.overloads()
+        except (AttributeError, RuntimeError):
+            continue
+        for overload in names:
+            try:
+                found.append(getattr(packet, overload))
+            except (AttributeError, RuntimeError):
+                continue
+    return sorted(found, key=str)
+
+
+def classify(func: Any, native: Any = None) -> tuple[str, str | None]:
+    """``(class, reason)`` of one overload, from the same resolution the operator observer uses."""
+    entry = resolution.resolve(func, {}, resolution.native_registry() if native is None else native)
+    kind = _KIND_CLASS[entry.kind]
+    if entry.kind == resolution.SUPPLEMENTAL and entry.formula is resolution.operators.pointwise_fallback():
+        kind = "formula (pointwise fallback)"
+    return kind, entry.reason
+
+
+def table(namespaces: tuple[str, ...] = NAMESPACES) -> list[tuple[str, str, str | None]]:
+    """``(overload, class, reason)`` for every overload of ``namespaces``."""
+    native = resolution.native_registry()
+    return [(str(func), *classify(func, native)) for func in overloads(namespaces)]
+
+
+def share_classified(rows: list[tuple[str, str, str | None]], namespace: str = "aten") -> float:
+    """The share of a namespace's overloads that are not ``uncounted``."""
+    mine = [row for row in rows if row[0].startswith(namespace + ".")]
+    return sum(1 for row in mine if row[1] != "uncounted") / len(mine) if mine else 0.0
+
+
+def markdown(rows: list[tuple[str, str, str | None]]) -> str:
+    """The coverage table as Markdown: counts per namespace and class, ignored reasons, every overload."""
+    try:
+        import torchvision
+
+        vision = torchvision.__version__
+    except ImportError:
+        vision = "not installed"
+    lines = [
+        "# Operator coverage",
+        "",
+        "Generated by `python benchmarks/operator_coverage.py --markdown docs/operator-coverage.md` from "
+        f"torch {torch.__version__} and torchvision {vision}; do not edit by hand. Each overload is "
+        "classified by `torchscan.analysis.operator_resolution.resolve`, the decision the operator "
+        "observer makes on its first call of that overload (families.md 1). `formula` covers PyTorch's "
+        "native formulas and TorchScan's supplemental `torchscan_flops_v1` ones; the pointwise fallback "
+        "(one FLOP per output element of a `torch.Tag.pointwise` overload) is shown apart. A formula may "
+        "still refuse one call (a layout or an option it names): the table says how an overload is "
+        "counted, not that every call is complete.",
+        "",
+        "## Counts",
+        "",
+        "| namespace | overloads | " + " | ".join(CLASSES) + " | classified |",
+        "| --- | ---: | " + " | ".join("---:" for _ in CLASSES) + " | ---: |",
+    ]
+    for namespace in NAMESPACES:
+        mine = [row for row in rows if row[0].startswith(namespace + ".")]
+        if not mine:
+            continue
+        counts = Counter(row[1] for row in mine)
+        share = share_classified(rows, namespace)
+        lines.append(
+            f"| {namespace} | {len(mine):,} | "
+            + " | ".join(f"{counts.get(name, 0):,}" for name in CLASSES)
+            + f" | {share:.1%} |"
+        )
+    reasons = Counter(row[2] for row in rows if row[1] == "ignored")
+    lines += ["", "## Ignored, by reason", "", "| reason | overloads |", "| --- | ---: |"]
+    lines += [
+        f"| {reason} | {count:,} |" for reason, count in sorted(reasons.items(), key=lambda r: (-r[1], r[0]))
+    ]
+    lines += ["", "## Every overload", "", "| overload | class | reason |", "| --- | --- | --- |"]
+    lines += [f"| `{name}` | {kind} | {reason or ''} |" for name, kind, reason in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point: print the table, write it to ``--markdown``, report the share."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--markdown", type=Path, help="also write the Markdown to this file")
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    rows = table()
+    text = markdown(rows)
+    print(text, end="")
+    if options.markdown:
+        options.markdown.write_text(text, encoding="utf-8")
+    aten = [row for row in rows if row[0].startswith("aten.")]
+    print(
+        f"aten overloads classified (not uncounted): {share_classified(rows):.1%} of {len(aten):,} "
+        f"(target ≥ 95 %); all namespaces: {sum(1 for r in rows if r[1] != 'uncounted'):,}/{len(rows):,}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
