@@ -129,6 +129,74 @@ def test_summary_counts_targets_and_outliers() -> None:
     assert facts["incomplete_without_names"] == ["b", "c"]  # incomplete, and no "missing" names at all
 
 
+def test_summary_groups_and_shared_operators() -> None:
+    entries = [
+        {
+            **_entry("a", "complete", "complete", True, 1.0, True),
+            "group": "detection",
+            "shared_operators": {"operators": 2, "torchscan": 30, "flop_counter_mode": 30, "differing": []},
+        },
+        {
+            **_entry("b", "partial", "complete", True, 1.0, False),
+            "group": "detection",
+            "shared_operators": {
+                "operators": 1,
+                "torchscan": 12,
+                "flop_counter_mode": 10,
+                "differing": ["aten.mm"],
+            },
+        },
+        {"name": "c", "group": "audio", "error": "RuntimeError: boom"},
+    ]
+    facts = zoo.summary(entries)
+    assert facts["groups"] == {
+        "detection": {"models": 2, "operator": 1, "macs": 2},
+        "audio": {"models": 1, "operator": 0, "macs": 0},
+    }
+    # (30 + 12) / (30 + 10) = 1.05; b names its differing operator
+    assert facts["shared_operators"] == {
+        "models": 2,
+        "ratio": 42 / 40,
+        "flop_counter_mode_failed": [],
+        "differing": ["b: aten.mm"],
+    }
+    text = zoo.markdown([], facts, ["## header"])  # the target lines only (no per-model rows)
+    assert "shared-operator ratio vs FlopCounterMode" in text and "1.0500" in text
+    assert "- detection: 2 models, operator FLOPs complete and identical 1/2, MACs complete 2/2" in text
+
+
+def test_shared_operators_match_flop_counter_mode_on_a_real_model() -> None:
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5)).eval()
+    args = (torch.randn(1, 3, 8, 8),)
+    import torchscan
+
+    with torch.no_grad():
+        report = torchscan.measure_flops(lambda: model(*args))
+    shared = zoo.shared_operators(model, args, {}, report["by_operator"])
+    # conv 2·3,888 = 7,776 and addmm 2·720 = 1,440: both counters agree on both operators
+    assert shared == {
+        "operators": 2,
+        "torchscan": 9216,
+        "flop_counter_mode": 9216,
+        "ratio": 1.0,
+        "differing": [],
+    }
+
+
+def test_catalogue_covers_the_issue_19_families() -> None:
+    specs = zoo_models.catalogue()
+    groups = {spec.group for spec in specs}
+    assert {"audio", "state-space", "hybrid", "mixture-of-experts", "fourier", "sparse attention"} <= groups
+    assert {"dense vision", "time series", "encoder-decoder, size-called positions", "generate"} <= groups
+    if zoo_models.torchvision_names():
+        import torchvision
+
+        names = {spec.name for spec in specs}
+        for module in ("detection", "segmentation", "video", "optical_flow"):
+            assert set(torchvision.models.list_models(module=getattr(torchvision.models, module))) <= names
+    assert len({spec.name for spec in specs}) == len(specs)  # names are unique
+
+
 def test_catalogue_covers_the_issue_architectures() -> None:
     names = {spec.name for spec in zoo_models.catalogue() if spec.family == "transformers"}
     required = {
