@@ -190,8 +190,13 @@ def measure(spec: zoo_models.ZooSpec) -> dict[str, Any]:
     entry.update({name: _figure(totals[name]) for name in COMPUTE})
     entry["operator_flops_no_grad"] = _figure(eager["total"])
     entry["operator_flops_inference_mode"] = _figure(inference["total"])
-    entry["operator_flops_identical"] = (
-        eager["total"] == inference["total"] and eager["by_operator"] == inference["by_operator"]
+    # families.md 1: value and status must be identical; by_operator may differ only where PyTorch
+    # dispatches another kernel for the same math (aten.mm vs aten.bmm), listed apart.
+    entry["operator_flops_identical"] = eager["total"] == inference["total"]
+    entry["by_operator_differences"] = sorted(
+        name
+        for name in set(eager["by_operator"]) | set(inference["by_operator"])
+        if eager["by_operator"].get(name) != inference["by_operator"].get(name)
     )
     module_flops, operator_flops = entry["module_flops"], entry["operator_flops_no_grad"]
     both = module_flops["status"] == operator_flops["status"] == "complete"
@@ -258,6 +263,11 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
         "errors": [entry["name"] for entry in entries if "error" in entry],
         "operator_flops_complete_and_identical": op_ok,
         "operator_flops_identical": identical,
+        "by_operator_differs": [
+            f"{entry['name']} ({', '.join(entry['by_operator_differences'])})"
+            for entry in entries
+            if entry.get("by_operator_differences")
+        ],
         "operator_flops_target_met": total > 0 and op_ok >= OPERATOR_TARGET * total,
         "macs_complete": macs_ok,
         "macs_target_met": total > 0 and macs_ok >= MACS_TARGET * total,
@@ -332,6 +342,13 @@ def _missing_cell(entry: dict[str, Any]) -> str:
     return ", ".join(parts) or "—"
 
 
+def _identical_cell(entry: dict[str, Any]) -> str:
+    if not entry["operator_flops_identical"]:
+        return "NO"
+    differences = entry.get("by_operator_differences")
+    return "yes" + (f" (by_operator: {', '.join(differences)})" if differences else "")
+
+
 def _shared_cell(entry: dict[str, Any]) -> str:
     shared = entry.get("shared_operators")
     if shared and shared.get("error"):
@@ -357,7 +374,9 @@ def markdown(entries: list[dict[str, Any]], facts: dict[str, Any], header: list[
         f"- operator FLOPs complete and identical under no_grad / inference_mode: "
         f"{facts['operator_flops_complete_and_identical']}/{total} (target ≥ {OPERATOR_TARGET:.0%}: "
         f"{'met' if facts['operator_flops_target_met'] else 'missed'}); identical on "
-        f"{facts['operator_flops_identical']}/{total} (value, status and by_operator)",
+        f"{facts['operator_flops_identical']}/{total} (value and status; by_operator differs on "
+        + (", ".join(facts.get("by_operator_differs", [])) or "none")
+        + ")",
         f"- module MACs complete: {facts['macs_complete']}/{total} (target ≥ {MACS_TARGET:.0%}: "
         f"{'met' if facts['macs_target_met'] else 'missed'}); incomplete models naming nothing: "
         + (", ".join(facts["incomplete_without_names"]) or "none"),
@@ -412,7 +431,7 @@ def markdown(entries: list[dict[str, Any]], facts: dict[str, Any], header: list[
         lines.append(
             f"| {entry['name']} | {entry['parameters']:,} | {_cell(entry['module_flops'])} | "
             f"{_cell(entry['macs'])} | {_cell(entry['dmas'])} | {_cell(entry['operator_flops_no_grad'])} | "
-            f"{'yes' if entry['operator_flops_identical'] else 'NO'} | {ratio} | {_missing_cell(entry)} | "
+            f"{_identical_cell(entry)} | {ratio} | {_missing_cell(entry)} | "
             f"{_geometry_cell(entry)} | {_shared_cell(entry)} | {entry['seconds']} |"
         )
     return "\n".join(lines) + "\n"
