@@ -12,8 +12,8 @@ import torch
 from torch import nn
 
 from torchscan import crawl_module, summary
-from torchscan.analysis.hooks import nesting_depth, walk_modules
 from torchscan.analysis.inputs import default_placement
+from torchscan.analysis.traversal import nesting_depth, walk_modules
 
 
 class Wrap(nn.Module):

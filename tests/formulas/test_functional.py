@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from torchscan.analysis import operator_resolution as resolution
+from torchscan.analysis import operator_kinds as resolution
 from torchscan.formulas import functional
 from torchscan.formulas.functional import TensorMeta, capture, estimate_call
 from torchscan.formulas.registry import dmas, flops, macs

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchscan.measure.device import processor_name, resolve_device, synchronizer
+from torchscan.runtime.device import processor_name, resolve_device, synchronizer
 
 
 @pytest.mark.parametrize("device", ["cpu", "cpu:0", torch.device("cpu"), torch.device("cpu:0")])

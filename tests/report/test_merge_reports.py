@@ -12,7 +12,8 @@ import pytest
 from torchscan.report.merge import merge_reports
 from torchscan.report.schema import COMMUNICATION_METHOD, OPERATOR_METHOD, metric_result
 from torchscan.report.validate import validate_report
-from torchscan.report.validate_merged import validate_flop_report, validate_merged_report
+from torchscan.report.validate_merged import validate_merged_report
+from torchscan.report.validate_operators import validate_flop_report
 
 
 def _flops(status, value, scope="workload"):

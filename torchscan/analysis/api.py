@@ -15,11 +15,12 @@ from torchscan.analysis import inputs as inputs_mod
 from torchscan.analysis.build import build_report, enforce_strict
 from torchscan.analysis.dispatch import OperatorObserver, not_requested_report
 from torchscan.analysis.estimate import record_failure
-from torchscan.analysis.hooks import CallRecorder, nesting_depth
+from torchscan.analysis.hooks import CallRecorder
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.analysis.operator_resolution import validate_custom_mapping
 from torchscan.analysis.ownership import ExtensionState
 from torchscan.analysis.roofline import add_roofline
+from torchscan.analysis.traversal import nesting_depth
 from torchscan.extensions import ModuleHandler, validate_custom_modules
 from torchscan.report.hardware import check_hardware
 from torchscan.report.schema import AnalysisReport, InputsMeta

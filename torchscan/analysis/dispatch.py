@@ -5,8 +5,9 @@ resolves exactly one formula (caller ``custom_mapping`` > PyTorch's native ``Flo
 formula > TorchScan's supplemental ``torchscan_flops_v1`` formula, formulas.md B.2), or an
 "ignored" reason, or the pointwise fallback (that per-overload decision and its helpers live in
 :mod:`torchscan.analysis.operator_resolution`), and attributes the result to the innermost active
-module call through an optional attribution sink. A composite overload (seen under
-``torch.inference_mode``) is decomposed and its parts observed one by one (real-models.md 2.3).
+module call through an optional attribution sink. A C++ composite overload (seen under
+``torch.inference_mode``) runs its C++ composite kernel, whose parts are observed one by one
+(real-models.md 2.3, families.md 1).
 Every counted call is also filed under its workload phase (:mod:`torchscan.analysis.phases`).
 Nothing global is modified except PyTorch's optimizer step hooks, held only while the mode is
 active: PyTorch's registry is read, never written.
@@ -22,19 +23,15 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis import distributed
+from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
 from torchscan.analysis.operator_resolution import (
-    COMMUNICATION,
-    CUSTOM,
-    DECOMPOSED,
-    IGNORED,
-    NATIVE,
-    UNCOUNTED,
     Entry,
     has_complex,
     layout_unsupported,
     native_count,
     native_registry,
     resolve,
+    run_composite,
     wrap_caller_formula,
 )
 from torchscan.analysis.phases import PhaseTally, unavailable_phases
@@ -141,15 +138,14 @@ class OperatorObserver(TorchDispatchMode):
         if self.suspended or (self.distributed.depth and self.distributed.skip()):
             return func(*args, **kwargs)  # skip(): DTensor's sharding propagation on fake tensors
         entry = self._entries.get(func) or self._resolve(func)
-        if entry.kind == DECOMPOSED:
+        if entry.kind == DECOMPOSED and not layout_unsupported(args, kwargs):
             # Re-entering the mode observes every part as an ordinary dispatched operator (counted,
             # attributed to the sink and listed in by_operator under its own name); the composite
-            # itself is never reported.
+            # itself is never reported. A call with a nested or sparse argument is not decomposed: the
+            # composite kernel hands such layouts back to the operator itself (endless recursion); it
+            # runs below, once, and the layout guard names it (B.7.4).
             with self:
-                out = func.decompose(*args, **kwargs)
-            if out is not NotImplemented:
-                return out
-            entry.kind = UNCOUNTED  # no decomposition after all: an honest gap from now on
+                return run_composite(func, args, kwargs)
         if types and self.distributed.is_dtensor_call(types):
             # counted at global shapes for logical_total; its local operators come back as executed
             return self.distributed.dtensor_call(self, entry, func, args, kwargs)
@@ -180,6 +176,9 @@ class OperatorObserver(TorchDispatchMode):
         if kind == COMMUNICATION:
             self.distributed.record_collective(name, args)
             return 0, True, True
+        if kind == DECOMPOSED:  # reached only with a sparse or nested argument (above)
+            self.unsupported.setdefault(name, LAYOUT_REASON)
+            return 0, False, False
         formula = entry.formula
         assert formula is not None
         if kind == CUSTOM:

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from torchscan.analysis.operator_kinds import CUSTOM, IGNORED, NATIVE, UNCOUNTED
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import (
     COMMUNICATION_METHOD,
@@ -313,8 +314,6 @@ def logical_count(entry: Any, args: tuple[Any, ...], kwargs: Any, out: Any) -> t
     Uses the formula the observer resolved for the operator (DTensor shapes are global), without
     touching the executed tallies.
     """
-    from torchscan.analysis.operator_resolution import CUSTOM, IGNORED, NATIVE, UNCOUNTED
-
     kind = entry.kind
     if kind == IGNORED or (entry.ignore_when is not None and entry.ignore_when(args, kwargs)):
         return 0, None

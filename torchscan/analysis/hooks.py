@@ -21,6 +21,7 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.utils.hooks import RemovableHandle
 
 from torchscan.analysis.inputs import FAILED, describe
+from torchscan.analysis.traversal import walk_modules
 from torchscan.formulas import registry
 from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
 from torchscan.report.schema import (
@@ -90,34 +91,6 @@ def _own_tensors(module: nn.Module) -> tuple[tuple[nn.Parameter, ...], tuple[Any
         tuple(p for p in params.values() if p is not None) if params else (),
         tuple(b for b in buffers.values() if b is not None) if buffers else (),
     )
-
-
-def walk_modules(root: nn.Module) -> list[tuple[str, nn.Module]]:
-    """``root.named_modules()`` in the same order, without recursion.
-
-    PyTorch's walk recurses once per nesting level, so a model nested ~1,000 modules deep raised
-    ``RecursionError`` before its forward even ran. Pre-order with an explicit stack; a module
-    reachable twice keeps its first path (``remove_duplicate=True``), compared by identity so a
-    module overriding ``__eq__``/``__hash__`` is still walked once.
-    """
-    walked: list[tuple[str, nn.Module]] = []
-    seen: set[int] = set()
-    stack: list[tuple[str, nn.Module]] = [("", root)]
-    while stack:
-        path, module = stack.pop()
-        if id(module) in seen:
-            continue
-        seen.add(id(module))
-        walked.append((path, module))
-        prefix = f"{path}." if path else ""
-        children = [(prefix + name, child) for name, child in module._modules.items() if child is not None]
-        stack.extend(reversed(children))
-    return walked
-
-
-def nesting_depth(paths: Iterable[str]) -> int:
-    """The deepest module's nesting level (the root is 0), from dotted module paths."""
-    return max((path.count(".") + 1 for path in paths if path), default=0)
 
 
 @dataclass(slots=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from torchscan.analysis.traversal import walk_modules
 from torchscan.report.schema import ValueMeta
 
 _SCALAR_TYPES = (bool, int, float, complex, str)
@@ -170,8 +171,6 @@ def default_placement(module: torch.nn.Module) -> tuple[torch.dtype, torch.devic
 
     "First" in ``module.parameters()`` order, walked without recursion (very deep models).
     """
-    from torchscan.analysis.hooks import walk_modules  # hooks imports this module
-
     modules = [m for _, m in walk_modules(module)]
     for submodule in modules:
         for parameter in submodule._parameters.values():

@@ -9,7 +9,7 @@ the whole change, so a second thread waits instead of interleaving.
 
 The lock is re-entrant: a workload that itself starts an analysis in the same thread (say
 ``crawl_module`` inside ``measure_latency``) keeps working. The measurement locks of
-``torchscan.measure.locks`` are only ever taken while this one is held, so the acquisition order
+``torchscan.runtime.locks`` are only ever taken while this one is held, so the acquisition order
 is always the same and two threads cannot deadlock on them.
 
 It does not make unrelated PyTorch work in other threads safe to run during an analysis (the

@@ -17,24 +17,43 @@ from typing import Any
 import torch
 
 from torchscan.analysis import distributed
+from torchscan.analysis.operator_kinds import (
+    COMMUNICATION,
+    CUSTOM,
+    DECOMPOSED,
+    IGNORED,
+    NATIVE,
+    SUPPLEMENTAL,
+    UNCOUNTED,
+)
 from torchscan.formulas import native_equivalents, operators
 
-# Resolution kinds of one operator packet.
-# COMMUNICATION: collectives, tallied as bytes by ``distributed`` (distributed.md 3), never FLOP gaps.
-CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION = range(7)
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 
 
 def is_composite(func: Any) -> bool:
-    """Whether ``func`` has a ``CompositeImplicitAutograd`` kernel (``OpOverload.decompose`` works).
+    """Whether ``func``'s C++ registration is ``CompositeImplicitAutograd`` (families.md 1 step 5).
 
     Such overloads reach a dispatch mode only when autograd is bypassed (``torch.inference_mode``);
-    elsewhere the dispatcher decomposes them before the mode sees anything.
+    elsewhere the dispatcher runs that C++ kernel before the mode sees anything, so running it
+    (:func:`run_composite`) observes exactly the operators ``torch.no_grad`` would. A Python-registered
+    decomposition (``py_kernels``, which ``OpOverload.has_kernel_for_dispatch_key`` also reports) is not
+    one: the operator has its own kernel, and its Python decomposition is not what runs outside
+    inference mode.
     """
     try:
-        return bool(func.has_kernel_for_dispatch_key(_COMPOSITE))
-    except (AttributeError, RuntimeError):  # not an OpOverload, or an overload without a schema
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _COMPOSITE))
+    except (AttributeError, RuntimeError, TypeError):  # not an OpOverload, or no schema
         return False
+
+
+def run_composite(func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+    """Run the C++ ``CompositeImplicitAutograd`` kernel of ``func`` (never a ``py_kernels`` entry).
+
+    ``OpOverload.decompose`` prefers a Python decomposition when one is registered; this calls the
+    kernel the dispatcher runs outside ``torch.inference_mode``. Only for :func:`is_composite` overloads.
+    """
+    return func._op_dk(_COMPOSITE, *args, **kwargs)
 
 
 def native_registry() -> Mapping[Any, Callable[..., int]]:
@@ -200,40 +219,139 @@ def native_count(
     return int(formula(*args, **kwargs, out_val=out))
 
 
+# Classification kinds (:func:`classify_overload`) -> the resolution kind (``Entry.kind``) each counts with.
+CLASSIFICATION_KINDS = {
+    "custom": CUSTOM,
+    "native": NATIVE,
+    "supplemental": SUPPLEMENTAL,
+    "pointwise": SUPPLEMENTAL,
+    "ignored": IGNORED,
+    "decomposed": DECOMPOSED,
+    "communication": COMMUNICATION,
+    "uncounted": UNCOUNTED,
+}
+_SELECTION_TAGS = (torch.Tag.dynamic_output_shape, torch.Tag.data_dependent_output)
+
+
+def _returns_alias(schema: Any) -> bool:
+    """Whether a schema returns an alias of an input and writes nothing (``Tensor(a)``, no ``!``)."""
+    if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+        return False
+    returns = schema.returns
+    return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
+
+
+def metadata_reason(func: Any) -> str | None:
+    """The reason PyTorch's own metadata makes an unlisted overload zero-FLOP, or ``None``.
+
+    families.md 1 steps 2-3, read from the overload alone (no call): ``torch.Tag.inplace_view``,
+    an alias-returning schema that writes nothing, or a complex/conjugate view -> metadata only;
+    a ``dynamic_output_shape``/``data_dependent_output`` tag on an overload that is neither pointwise
+    nor known arithmetic (``bincount``) -> indexing and selection. Applies only after formulas and
+    the name tables: an overload with a formula is never ignored by this rule.
+    """
+    tags = getattr(func, "tags", ())
+    if torch.Tag.inplace_view in tags or str(func.overloadpacket) in operators.COMPLEX_VIEWS:
+        return operators.METADATA_REASON
+    schema = getattr(func, "_schema", None)
+    if schema is not None and _returns_alias(schema):
+        return operators.METADATA_REASON
+    if (
+        any(tag in tags for tag in _SELECTION_TAGS)
+        and torch.Tag.pointwise not in tags
+        and str(func.overloadpacket) not in operators.ARITHMETIC_DATA_DEPENDENT
+    ):
+        return operators.INDEXING_REASON
+    return None
+
+
+def _classify(
+    func: Any, custom: Mapping[Any, Any], native_formulas: Mapping[Any, Any]
+) -> tuple[str, str | None]:
+    packet = func.overloadpacket
+    name = str(packet)
+    if packet in custom:
+        return "custom", None
+    if name in operators.NEAREST_RESAMPLING:  # before decomposition: never decomposed (step 4)
+        return "ignored", operators.ignored_reason(name)
+    if is_composite(func):
+        return "decomposed", None
+    if packet in native_formulas:
+        return "native", None
+    if operators.supplemental_formula(name) is not None:
+        conditional = name in operators.IGNORED_UNLESS_ACCUMULATING
+        return "supplemental", operators.INDEXING_REASON if conditional else None
+    reason = operators.ignored_reason(name) or distributed.ignored_reason(name)
+    if reason is not None:
+        return "ignored", reason
+    if distributed.is_communication(name):
+        return "communication", None
+    reason = metadata_reason(func)
+    if reason is not None:
+        return "ignored", reason
+    if torch.Tag.pointwise in getattr(func, "tags", ()):
+        return "pointwise", None
+    return "uncounted", None
+
+
+def classify_overload(
+    op: Any,
+    custom_mapping: Mapping[Any, Any] | None = None,
+    native_formulas: Mapping[Any, Any] | None = None,
+) -> tuple[str, str | None]:
+    """How TorchScan counts every call of one ``OpOverload``, decided without a call: ``(kind, reason)``.
+
+    ``kind`` is one of ``"custom"`` (a ``custom_mapping`` packet), ``"native"`` (PyTorch's
+    ``FlopCounterMode`` formula), ``"supplemental"`` (a ``torchscan_flops_v1`` formula), ``"pointwise"``
+    (the pointwise fallback, real-models.md 2.2), ``"ignored"``, ``"decomposed"`` (a C++
+    ``CompositeImplicitAutograd`` overload: its parts are classified one by one when it runs),
+    ``"communication"`` (a collective, tallied as bytes) or ``"uncounted"``. ``reason`` is the exact
+    ignored reason for ``"ignored"``; for a ``"supplemental"`` formula that ignores plain writes
+    (``index_put`` without accumulation) it is the reason those calls get; otherwise ``None``.
+
+    It is the decision :func:`resolve` makes for real counting, in the order of families.md 1
+    (``native_formulas`` defaults to PyTorch's registry). What it does *not* say: a formula kind may
+    still report one call ``unsupported_operator_formula`` (a sparse or nested argument, complex
+    values, an option the formula rejects); an operator outside ``aten`` without a formula or tag is
+    ``"uncounted"`` by design. Raises nothing for a non-overload: its kind is ``"uncounted"``.
+    """
+    if not isinstance(op, torch._ops.OpOverload):
+        return "uncounted", None
+    formulas = native_registry() if native_formulas is None else native_formulas
+    return _classify(op, custom_mapping or {}, formulas)
+
+
 def resolve(
     func: Any, custom: Mapping[Any, Callable[..., int]], native_formulas: Mapping[Any, Callable[..., int]]
 ) -> Entry:
     """Decide how the calls of one overload are counted (the observer caches the decision).
 
     ``custom`` holds the caller's formulas already wrapped (:func:`wrap_caller_formula`),
-    ``native_formulas`` PyTorch's registry (:func:`native_registry`). Precedence: caller formula >
-    decomposition of a composite overload > PyTorch's native formula > supplemental formula >
-    ignored > pointwise fallback > uncounted. Composite overloads are decomposed even when a formula
-    exists for their packet so that ``torch.inference_mode`` counts exactly the operators
-    ``torch.no_grad`` would (real-models.md 2.3).
+    ``native_formulas`` PyTorch's registry (:func:`native_registry`). The decision is
+    :func:`classify_overload`'s (families.md 1): caller formula > nearest resampling ignored > a C++
+    composite decomposed > PyTorch's native formula > supplemental formula > the ignored tables >
+    metadata (tags, alias schemas, complex views) > data-dependent selection > pointwise fallback >
+    uncounted. C++ composites are decomposed even when a formula exists for their packet so that
+    ``torch.inference_mode`` counts exactly the operators ``torch.no_grad`` would (real-models.md 2.3).
     """
     packet = func.overloadpacket
     name = str(packet)
-    if packet in custom:
-        entry = Entry(name, CUSTOM, custom[packet])
-    elif is_composite(func):
-        entry = Entry(name, DECOMPOSED, None)
-    elif packet in native_formulas:
+    kind_name, reason = _classify(func, custom, native_formulas)
+    kind = CLASSIFICATION_KINDS[kind_name]
+    if kind_name == "custom":
+        return Entry(name, kind, custom[packet])
+    if kind_name == "native":
         native = native_formulas[packet]
-        entry = Entry(name, NATIVE, native_caller(native))
+        entry = Entry(name, kind, native_caller(native))
         if is_pytorch_formula(native):
             entry.equivalent = native_equivalents.EQUIVALENTS.get(name)
-    elif (formula := operators.supplemental_formula(name)) is not None:
-        entry = Entry(name, SUPPLEMENTAL, formula)
+        return entry
+    if kind_name == "supplemental":
+        entry = Entry(name, kind, operators.supplemental_formula(name))
         predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(name)
         if predicate is not None:
-            entry.ignore_when, entry.reason = predicate, operators.INDEXING_REASON
-    elif (reason := operators.ignored_reason(name) or distributed.ignored_reason(name)) is not None:
-        entry = Entry(name, IGNORED, None, reason)
-    elif distributed.is_communication(name):
-        entry = Entry(name, COMMUNICATION, None)
-    elif torch.Tag.pointwise in getattr(func, "tags", ()):
-        entry = Entry(name, SUPPLEMENTAL, operators.pointwise_fallback())
-    else:
-        entry = Entry(name, UNCOUNTED, None)
-    return entry
+            entry.ignore_when, entry.reason = predicate, reason
+        return entry
+    if kind_name == "pointwise":
+        return Entry(name, kind, operators.pointwise_fallback())
+    return Entry(name, kind, None, reason)

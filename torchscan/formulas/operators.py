@@ -46,8 +46,12 @@ from torchscan.formulas.operator_registry import per_output as _per_output
 from torchscan.formulas.operator_registry import register as _register
 
 __all__ = [
+    "ARITHMETIC_DATA_DEPENDENT",
+    "COMPLEX_VIEWS",
     "IGNORED_OPERATORS",
     "IGNORED_UNLESS_ACCUMULATING",
+    "METADATA_REASON",
+    "NEAREST_RESAMPLING",
     "SUPPLEMENTAL_FORMULAS",
     "OperatorFormula",
     "UnsupportedOperatorFormula",
@@ -65,6 +69,9 @@ _CREATE = "Tensor creation is excluded from FLOPs."
 INDEXING_REASON = "Indexing and selection move data and are excluded from FLOPs."
 RANDOM_REASON = "Random-number generation is excluded from FLOPs."
 PROFILER_REASON = "Profiler bookkeeping is excluded from FLOPs."
+# families.md 1 step 2: overloads found metadata-only by PyTorch's own tags and schemas (in-place views,
+# alias-returning schemas, complex views) that no name table lists; the B.6 rows above keep their text
+METADATA_REASON = "Metadata views and allocation have no FLOPs."
 
 _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
     _VIEW: (
@@ -99,6 +106,10 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         # selection by order (Mixtral's router and expert grouping): the comparisons a sort makes
         # depend on the algorithm and on the values, so no shape formula describes them
         "sort", "argsort", "msort", "topk",
+        # families.md 1 step 3: the unchecked indexing kernels (decompositions of gathers and nearest
+        # resampling) and deduplication (batched NMS); _unsafe_index_put is conditional, below
+        "_unsafe_index", "_unsafe_masked_index", "_unique", "_unique2", "unique_dim",
+        "unique_consecutive",
     ),
     RANDOM_REASON: (
         "bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "exponential_", "random_", "rand",
@@ -130,11 +141,36 @@ def _plain_scatter(args: tuple, kwargs: dict) -> bool:
 IGNORED_UNLESS_ACCUMULATING: dict[str, Callable[[tuple, dict], bool]] = {
     "aten.index_put": _plain_index_put,
     "aten.index_put_": _plain_index_put,
+    "aten._unsafe_index_put": _plain_index_put,  # same arguments; no bounds check
     "aten.scatter": _plain_scatter,
     "aten.scatter_": _plain_scatter,
 }
 """Packets ignored with the indexing reason when ``predicate(args, kwargs)`` holds; other calls are
 counted by their supplemental formula (accumulation and reduction are arithmetic)."""
+
+
+NEAREST_RESAMPLING = frozenset(
+    f"aten.{name}"
+    for name in (
+        "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+        "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+    )
+)  # fmt: skip
+"""families.md 1 step 4: nearest-neighbour resampling copies source elements (B.6 data movement) under
+every grad mode; its ``.vec`` overloads are never decomposed (PyTorch's Python decomposition of them
+computes source indices with ``arange``/``mul``/``add``, which are not the kernel's work)."""
+
+COMPLEX_VIEWS = frozenset(
+    f"aten.{name}"
+    for name in ("view_as_real", "view_as_complex", "_conj", "_neg_view", "resolve_conj", "resolve_neg")
+)
+"""families.md 1 step 2: complex and conjugate views. ``resolve_conj``/``resolve_neg`` are C++
+composites: decomposed under ``torch.inference_mode`` they return the input (nothing to count) or run
+the copy they stand for, exactly as outside it."""
+
+ARITHMETIC_DATA_DEPENDENT = frozenset({"aten.bincount"})
+"""Overloads tagged ``dynamic_output_shape``/``data_dependent_output`` that do arithmetic (``bincount``
+adds weights): the selection rule of families.md 1 step 3 never ignores them."""
 
 
 def ignored_reason(packet_name: str) -> str | None:
@@ -225,7 +261,7 @@ def _rrelu(args: tuple, kwargs: dict, out: object) -> int:
 # --- real-models.md 2.1: indexing that accumulates -----------------------------------------------
 
 
-@_register("index_put")
+@_register("index_put", "_unsafe_index_put")
 def _index_put(args: tuple, kwargs: dict, out: object) -> int:
     """``accumulate=True``: one add per indexed position, ``prod(broadcast(index shapes)) · trailing``.
 

@@ -15,9 +15,6 @@ from torchscan._version import __version__
 from torchscan.analysis.distributed import process_group_context
 from torchscan.analysis.inputs import describe
 from torchscan.analysis.lock import ANALYSIS_LOCK
-from torchscan.measure.arguments import ArgumentTypeError, check_bool, check_count
-from torchscan.measure.device import Device, device_name, processor_name, resolve_device, synchronizer
-from torchscan.measure.locks import TIMING_LOCK
 from torchscan.measure.progress import Progress, ProgressCallback, check_progress, start_progress
 from torchscan.measure.rank_agreement import Agreement, agreed_autorange, rank_agreement
 from torchscan.measure.stats import block_statistics
@@ -29,6 +26,9 @@ from torchscan.report.schema import (
     MetricResult,
     metric_result,
 )
+from torchscan.runtime.arguments import ArgumentTypeError, check_bool, check_count
+from torchscan.runtime.device import Device, device_name, processor_name, resolve_device, synchronizer
+from torchscan.runtime.locks import TIMING_LOCK
 
 TIMER_METHOD = "torch.utils.benchmark.Timer"
 FIRST_CALL_METHOD = "synchronized_perf_counter"

@@ -13,12 +13,12 @@ from typing import Any
 import torch
 
 from torchscan.analysis.lock import ANALYSIS_LOCK
-from torchscan.measure.arguments import check_count, check_output_path
-from torchscan.measure.device import Device, resolve_device, synchronizer
-from torchscan.measure.locks import MEMORY_LOCK
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import SCHEMA_VERSION, Diagnostic, ProfileReport, ProfileRow
+from torchscan.runtime.arguments import check_count, check_output_path
+from torchscan.runtime.device import Device, resolve_device, synchronizer
+from torchscan.runtime.locks import MEMORY_LOCK
 
 PROFILE_METHOD = "torch.profiler.profile"
 

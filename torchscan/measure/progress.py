@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-from torchscan.measure.arguments import ArgumentTypeError
+from torchscan.runtime.arguments import ArgumentTypeError
 
 ProgressCallback = Callable[[str, float, float], object]
 INTERVAL = (

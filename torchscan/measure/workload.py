@@ -15,8 +15,6 @@ import torch
 
 from torchscan.analysis.inputs import describe
 from torchscan.measure import latency as timing
-from torchscan.measure.arguments import ArgumentTypeError, check_bool
-from torchscan.measure.device import Device, resolve_device
 from torchscan.measure.hardware import achieved_flops_per_second, model_flops, utilization, validate_hardware
 from torchscan.measure.profile import profile_workload
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
@@ -33,6 +31,8 @@ from torchscan.report.schema import (
     ProfileStatus,
     metric_result,
 )
+from torchscan.runtime.arguments import ArgumentTypeError, check_bool
+from torchscan.runtime.device import Device, resolve_device
 
 METRICS = ("flops", "latency", "throughput", "memory")
 UNAVAILABLE = "unavailable"

@@ -17,8 +17,8 @@ from typing import Any, cast
 import torch
 
 from torchscan.analysis.lock import ANALYSIS_LOCK
-from torchscan.measure.device import Device, resolve_device
-from torchscan.measure.locks import MEMORY_LOCK
+from torchscan.runtime.device import Device, resolve_device
+from torchscan.runtime.locks import MEMORY_LOCK
 
 _ALLOCATOR_FUNCTIONS = (
     "memory_reserved",

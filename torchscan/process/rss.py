@@ -17,33 +17,63 @@ import sys
 import time
 from collections.abc import Sequence
 
-from torchscan.measure.arguments import ArgumentTypeError
 from torchscan.report.schema import MetricResult, metric_result
+from torchscan.runtime.arguments import ArgumentTypeError
 
-# The intermediary's whole program. argv: [-c, <report fd>, <command...>]. It writes one line:
-# "ok <wait status> <ru_maxrss>" or "error <errno> <strerror>", and nothing to the standard streams.
-# SIGTERM (sent by the caller when it is interrupted) makes it SIGKILL the command; wait4 then returns
-# and the command is reaped here, so nothing is left to PID 1. SIGTERM stays blocked until the
-# handler knows the command's pid; the command gets the original mask and default SIGPIPE/SIGXFSZ
-# (this interpreter ignores those two, and an ignored disposition would survive exec).
+# The intermediary's whole program. argv: [-c, <report fd>, <watch fd>, <command...>]. It writes one
+# line to the report pipe: "ok <wait status> <ru_maxrss>", "error <errno> <strerror>" (the command
+# could not be started) or "crash <exception type>: <text>", and nothing to the standard streams
+# (they belong to the command; a traceback there would read as the command's own output).
+# Two ways to stop early, both ending with the command killed and reaped, so nothing is left to PID 1:
+# - SIGTERM (sent by the caller when it is interrupted) makes it SIGKILL the command; the caller then
+#   kills the process group and reaps this process.
+# - End of file on the watch pipe: the caller died (SIGTERM, SIGHUP, SIGKILL, anything) and the
+#   kernel closed its end. The command is SIGKILLed and reaped, then the process group (this process
+#   and whatever the command left in it) is SIGKILLed: nobody is left to read a result.
+# SIGCHLD wakes the select() through signal.set_wakeup_fd, so the wait is race-free and no handler
+# ever raises between a system call and its result. SIGTERM stays blocked until the handler knows the
+# command's pid; the command gets the original mask and default SIGPIPE/SIGXFSZ (this interpreter
+# ignores those two, and an ignored disposition would survive exec). Only os, select, signal and sys
+# are imported: the command inherits this process's RSS high-water mark (see the module docstring).
 _INTERMEDIARY = """\
-import os, signal, sys
-fd = int(sys.argv[1])
-os.set_inheritable(fd, False)
-command = sys.argv[2:]
-mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-try:
-    pid = os.posix_spawnp(command[0], command, os.environ, setsigmask=mask,
-                          setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM))
-except OSError as error:
-    report = "error %d %s" % (error.errno or 0, error.strerror or "")
-else:
+import os, select, signal, sys
+def run(report_fd, watch_fd, command):
+    os.set_inheritable(report_fd, False)
+    os.set_inheritable(watch_fd, False)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        pid = os.posix_spawnp(command[0], command, os.environ, setsigmask=mask,
+                              setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGTERM))
+    except OSError as error:
+        return "error %d %s" % (error.errno or 0, error.strerror or "")
     signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    _, status, usage = os.wait4(pid, 0)
-    report = "ok %d %d" % (status, usage.ru_maxrss)
+    try:
+        while True:
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                return "ok %d %d" % (status, usage.ru_maxrss)
+            ready = select.select([watch_fd, wake_read], [], [])[0]
+            if wake_read in ready:
+                os.read(wake_read, 512)
+            if watch_fd in ready and not os.read(watch_fd, 512):
+                os.kill(pid, signal.SIGKILL)
+                os.wait4(pid, 0)
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.wait4(pid, 0)
+        raise
 try:
-    os.write(fd, report.encode("utf-8", "replace"))
+    report = run(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:])
+except BaseException as error:
+    report = "crash %s: %s" % (type(error).__name__, " ".join(str(error).split()))
+try:
+    os.write(int(sys.argv[1]), report.encode("utf-8", "replace"))
 except OSError:
     pass  # the caller was interrupted and closed its end: nobody is left to read the report
 """
@@ -56,10 +86,12 @@ _RSS_MULTIPLIER = {"linux": 1024, "darwin": 1}  # ru_maxrss is KiB on Linux, byt
 
 
 def validate_command(command: object, *, name: str = "command") -> list[str]:
-    """Return ``command`` as a list if it is a non-empty sequence of ``str``.
+    """Return ``command`` as a list if it is a non-empty sequence of ``str`` that can be executed.
 
     A ``str``/``bytes``, a non-sequence or a non-``str`` element is an :class:`ArgumentTypeError` (a
-    ``TypeError`` that is also the chapter's ``ValueError``); an empty sequence is a ``ValueError``.
+    ``TypeError`` that is also the chapter's ``ValueError``); an empty sequence, an empty executable
+    name, a NUL character or an element the file system encoding cannot encode is a ``ValueError``
+    naming the element (``command[0]``), never its text.
     """
     if isinstance(command, str | bytes) or not isinstance(command, Sequence):
         raise ArgumentTypeError(
@@ -72,7 +104,22 @@ def validate_command(command: object, *, name: str = "command") -> list[str]:
         raise ArgumentTypeError(
             f"{name} must be a non-empty sequence of strings; every element must be a str"
         )
-    return list(command)
+    argv = list(command)
+    # Checked here, before anything is launched: these would otherwise fail inside the launch (a
+    # ValueError or UnicodeEncodeError from exec's argument encoding, far from the caller's mistake).
+    if not argv[0]:
+        raise ValueError(f"{name}[0] is empty; it must name the executable to run")
+    for index, part in enumerate(argv):
+        if "\0" in part:
+            raise ValueError(f"{name}[{index}] contains a NUL character, which no command argument can hold")
+        try:
+            os.fsencode(part)
+        except UnicodeError:
+            raise ValueError(
+                f"{name}[{index}] cannot be encoded as a command argument (file system encoding "
+                f"{sys.getfilesystemencoding()})"
+            ) from None
+    return argv
 
 
 def measure_peak_rss(command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> MetricResult:
@@ -125,25 +172,33 @@ def _run_through_intermediary(argv: list[str], cwd: str | os.PathLike[str] | Non
     included, the whole tree is killed and reaped before the exception propagates.
     """
     read_end, write_end = os.pipe()
+    # The watch pipe: this process keeps the write end open for as long as it waits and never writes
+    # to it. However this process ends (SIGTERM, SIGHUP, SIGKILL), the kernel closes that end, and the
+    # intermediary, seeing end of file, kills the command and its process group. Both ends are
+    # non-inheritable here, so no other child of this process keeps the write end open after exec.
+    watch_read, watch_write = os.pipe()
     try:
         intermediary = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _INTERMEDIARY, str(write_end), *argv],
+            [sys.executable, "-I", "-S", "-c", _INTERMEDIARY, str(write_end), str(watch_read), *argv],
             cwd=cwd,
-            pass_fds=(write_end,),
+            pass_fds=(write_end, watch_read),
             start_new_session=True,
         )
     except BaseException:
-        os.close(read_end)
-        os.close(write_end)
+        for fd in (read_end, write_end, watch_read, watch_write):
+            os.close(fd)
         raise
     try:
         os.close(write_end)
+        os.close(watch_read)
         with os.fdopen(read_end, "rb") as channel:
             report = channel.read().decode("utf-8", "replace")
         intermediary_status = intermediary.wait()
     except BaseException:
         _terminate_tree(intermediary)
         raise
+    finally:
+        os.close(watch_write)
     kind, _, rest = report.partition(" ")
     if kind == "ok":
         status, maxrss = (int(part) for part in rest.split())
@@ -151,9 +206,9 @@ def _run_through_intermediary(argv: list[str], cwd: str | os.PathLike[str] | Non
     if kind == "error":
         number, _, message = rest.partition(" ")
         raise OSError(int(number), message, argv[0])
+    detail = f": {rest}" if kind == "crash" else " without reporting a result"
     raise RuntimeError(
-        f"the measure_peak_rss intermediary process failed (exit status {intermediary_status}) "
-        "without reporting a result"
+        f"the measure_peak_rss intermediary process failed (exit status {intermediary_status}){detail}"
     )
 
 

@@ -23,7 +23,7 @@ from torchscan.report.schema import (
     metric_result,
 )
 from torchscan.report.validate import report_kind, validate_analysis_report, validate_benchmark_report
-from torchscan.report.validate_merged import validate_flop_report
+from torchscan.report.validate_operators import validate_flop_report
 
 SUM_SCOPE = "sum_over_ranks"
 MAX_SCOPE = "max_over_ranks"

@@ -92,18 +92,6 @@ def check_context_distributed(context: dict[str, Any], where: str) -> None:
         check_distributed_context(context["distributed"], _child(where, "distributed"))
 
 
-def validate_flop_report(report: Any, where: str = "report") -> None:
-    """Check a saved standalone ``FlopReport`` (``measure_flops``), distributed parts included."""
-    from torchscan.report.validate_operators import validate_operator_report  # it imports this module
-
-    if not isinstance(report, dict):
-        raise fail(where, f"a FlopReport must be an object, got {type(report).__name__}")
-    root = "" if where == "report" else where
-    check_json_tree(report, root)
-    validate_operator_report(report, root)
-    check_distributed_parts(report, root)
-
-
 def validate_merged_report(report: Any, where: str = "report") -> None:
     """Check a saved merged report (``merge_reports``, distributed.md 4)."""
     if not isinstance(report, dict):

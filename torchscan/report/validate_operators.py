@@ -1,6 +1,6 @@
 """Checks of operator FLOP reports and their phases (formulas.md B.3, training-and-hardware.md 1).
 
-A FlopReport is checked standalone (``validate_merged.validate_flop_report``), inside an analysis
+A FlopReport is checked standalone (:func:`validate_flop_report`), inside an analysis
 report (``operator_flops``) and, for its total and phases, inside a benchmark report. Every failure
 is a ``ValueError`` naming the location. This module never imports torch.
 """
@@ -11,6 +11,7 @@ from typing import Any
 
 from torchscan.report.validate_core import (
     check_diagnostics,
+    check_json_tree,
     check_metric_result,
     child,
     fail,
@@ -75,3 +76,13 @@ def validate_operator_report(flops: dict[str, Any], where: str) -> None:
     check_diagnostics(require_list(flops, "diagnostics", where), child(where, "diagnostics"))
     check_phases(flops, where)
     check_distributed_parts(flops, where)
+
+
+def validate_flop_report(report: Any, where: str = "report") -> None:
+    """Check a saved standalone ``FlopReport`` (``measure_flops``), distributed parts included."""
+    if not isinstance(report, dict):
+        raise fail(where, f"a FlopReport must be an object, got {type(report).__name__}")
+    root = "" if where == "report" else where
+    check_json_tree(report, root)
+    validate_operator_report(report, root)
+    check_distributed_parts(report, root)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from torchscan.measure.arguments import ArgumentTypeError, DeviceUnavailableError
+from torchscan.runtime.arguments import ArgumentTypeError, DeviceUnavailableError
 
 
 @dataclass(frozen=True)
