@@ -115,9 +115,7 @@ def markdown(rows: list[tuple[str, str, str | None]]) -> str:
         "`resolve` makes for real counting on the first call of that overload (families.md 1). "
         "`formula` covers PyTorch's "
         "native formulas and TorchScan's supplemental `torchscan_flops_v1` ones; the pointwise fallback "
-        "(one FLOP per output element of a `torch.Tag.pointwise` overload) is shown apart. A formula may "
-        "still refuse one call (a layout or an option it names): the table says how an overload is "
-        "counted, not that every call is complete.",
+        "(one FLOP per output element of a `torch.Tag.pointwise` overload) is shown apart.",
         "",
         "## Counts",
         "",
@@ -135,6 +133,17 @@ def markdown(rows: list[tuple[str, str, str | None]]) -> str:
             + " | ".join(f"{counts.get(name, 0):,}" for name in CLASSES)
             + f" | {share:.1%} |"
         )
+    lines += [
+        "",
+        "## What this table does not mean",
+        "",
+        "It classifies overloads, not calls: a `formula` overload can still leave one call partial "
+        "(`unsupported_operator_formula` for a sparse or nested argument, complex values, or an option the "
+        "formula names, such as an adaptive `sampling_ratio`). `decomposed` means the overload's parts are "
+        "classified when it runs, not that every part has a formula. An overload absent from the installed "
+        "torch/torchvision is not listed, and the shares are not a measure of how much of a model's work is "
+        "counted: the zoo (`benchmarks/zoo.py`) measures that on real models.",
+    ]
     reasons = Counter(row[2] for row in rows if row[1] == "ignored")
     lines += ["", "## Ignored, by reason", "", "| reason | overloads |", "| --- | ---: |"]
     lines += [
