@@ -384,6 +384,15 @@ def _indexing(call: OperatorCall) -> Estimate:
     return 0, 0, index + _elements(call.out)
 
 
+def _deduplication(call: OperatorCall) -> Estimate:
+    """``_unique2`` and the other sorting deduplications, once ignored as selection (families.md 1.3):
+    FLOPs 0, MACs 0, DMAs = every operand element read (boxes, scores or features, not only indices)
+    + every output element written. Not yet classified (uncounted): unestimated, never a zero."""
+    if not call.ignored:
+        raise ValueError("deduplication not classified as selection")
+    return _copy(call)
+
+
 def _pointwise(call: OperatorCall) -> Estimate:
     """Other arithmetic: the operator FLOPs (when counted), 0 MACs, operand reads + output writes."""
     return (call.flops if call.complete else None), 0, _operand_elements(call) + _elements(call.out)
@@ -438,6 +447,9 @@ _TABLE: dict[str, Callable[[OperatorCall], Estimate]] = {
     "aten._scaled_dot_product_efficient_attention": _attention(3),
     "aten._scaled_dot_product_cudnn_attention": _attention(3),
     "aten.embedding": _indexing,
+    **{
+        f"aten.{name}": _deduplication for name in ("_unique", "_unique2", "unique_dim", "unique_consecutive")
+    },
 }
 """Operators estimated as a specific module or core (real-models.md §1 table), by packet name."""
 

@@ -166,3 +166,14 @@ def floating_input(args: tuple, kwargs: dict, out: object = None) -> bool:
     if not _counts((args[0],)):
         raise UnsupportedOperatorFormula(INTERPOLATION_REASON)
     return True
+
+
+def first_operand(args: tuple, kwargs: dict, out: object = None) -> bool:
+    """Library kernels whose arithmetic is that of their first tensor (``nms`` boxes, ``roi_align``
+    features): an integer result (kept indices) or a float option (IoU threshold) does not decide."""
+    return _counts((args[0],))
+
+
+def round_half_up(value: float) -> int:
+    """``value`` rounded to the nearest integer, halves upwards (formulas are non-negative counts)."""
+    return math.floor(value + 0.5)

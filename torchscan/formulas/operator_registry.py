@@ -1,8 +1,10 @@
 """The table of supplemental operator formulas (``torchscan_flops_v1``) and how formulas join it.
 
-Formulas register once, by bare ``aten`` operator name, guarded by a B.7 *dtype rule*; the engine
-looks them up by normalized packet name. The formulas themselves live in ``operators`` (element-wise,
-reductions, indexing) and ``operator_layers`` (softmax, normalization, pooling, attention, recurrent).
+Formulas register once, by bare ``aten`` operator name (or, for a library's kernels, by namespace and
+name), guarded by a B.7 *dtype rule*; the engine looks them up by normalized packet name. The formulas
+themselves live in ``operators`` (element-wise, reductions, indexing), ``operator_layers`` (softmax,
+normalization, pooling, attention, recurrent), ``vision_ops`` (torchvision kernels, grid sampling)
+and ``spectral_ops`` (FFT, weight norm, ``isin``).
 """
 
 from __future__ import annotations
@@ -43,15 +45,50 @@ def register(*names: str, rule: DtypeRule = floating_result) -> Callable[[Operat
             raise ValueError(f"{key} already has a supplemental formula")
 
     def decorate(formula: OperatorFormula) -> OperatorFormula:
-        @functools.wraps(formula)
-        def guarded(args: tuple, kwargs: dict, out: object) -> int:
-            return int(formula(args, kwargs, out)) if rule(args, kwargs, out) else 0
-
+        guarded = _guard(formula, rule)
         for key in keys:
             SUPPLEMENTAL_FORMULAS[key] = guarded
         return formula
 
     return decorate
+
+
+def register_library(
+    namespace: str, *names: str, rule: DtypeRule = floating_result
+) -> Callable[[OperatorFormula], OperatorFormula]:
+    """Register a shape formula for a library's operators (``"torchvision", "nms"`` → ``torchvision.nms``).
+
+    Only names are recorded: the library is never imported, so its formulas apply exactly when the
+    library itself registered and dispatched the operator. Library operators have no in-place
+    variants here. Raises like :func:`register`.
+    """
+    if not isinstance(namespace, str) or not namespace.isidentifier() or namespace == "aten":
+        raise TypeError(f"library formulas register under a library namespace, got {namespace!r}")
+    for name in names:
+        if not isinstance(name, str) or not name or "." in name:
+            raise TypeError(f"library formulas register bare operator names, got {name!r}")
+    keys = [f"{namespace}.{name}" for name in names]
+    for key in keys:
+        if key in SUPPLEMENTAL_FORMULAS:
+            raise ValueError(f"{key} already has a supplemental formula")
+
+    def decorate(formula: OperatorFormula) -> OperatorFormula:
+        guarded = _guard(formula, rule)
+        for key in keys:
+            SUPPLEMENTAL_FORMULAS[key] = guarded
+        return formula
+
+    return decorate
+
+
+def _guard(formula: OperatorFormula, rule: DtypeRule) -> OperatorFormula:
+    """``formula`` behind its dtype ``rule``: 0 for a call the rule excludes, an ``int`` otherwise."""
+
+    @functools.wraps(formula)
+    def guarded(args: tuple, kwargs: dict, out: object) -> int:
+        return int(formula(args, kwargs, out)) if rule(args, kwargs, out) else 0
+
+    return guarded
 
 
 def supplemental_formula(packet_name: str) -> OperatorFormula | None:

@@ -91,6 +91,14 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
     ),
     _ALLOCATE: ("empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"),
+    # families.md 1 step 2: queries of a tensor's metadata (and of a jagged tensor's stored offsets),
+    # dispatched as operators for tensor subclasses such as nested (jagged) tensors
+    METADATA_REASON: (
+        "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "size", "stride", "numel", "dim",
+        "storage_offset", "is_contiguous", "is_strides_like_format", "is_non_overlapping_and_dense",
+        "is_same_size", "_nested_get_offsets", "_nested_get_lengths", "_nested_get_ragged_idx",
+        "_nested_get_min_seqlen", "_nested_get_max_seqlen", "_nested_get_jagged_dummy",
+    ),
     _CREATE: (
         "full", "full_like", "lift_fresh", "lift_fresh_copy", "ones", "ones_like", "scalar_tensor",
         "zeros", "zeros_like", "arange", "new_zeros", "new_ones", "new_full",
@@ -173,11 +181,17 @@ ARITHMETIC_DATA_DEPENDENT = frozenset({"aten.bincount"})
 adds weights): the selection rule of families.md 1 step 3 never ignores them."""
 
 
+# ``prim::layout`` and friends read a tensor's metadata (dispatched for tensor subclasses)
+_PRIM_QUERIES = frozenset({"prim.layout", "prim.device", "prim.dtype", "prim.is_nested"})
+
+
 def ignored_reason(packet_name: str) -> str | None:
     """The exact reason a packet is always ignored, or ``None`` (profiler ops included by namespace)."""
     reason = IGNORED_OPERATORS.get(packet_name)
     if reason is None and packet_name.startswith("profiler."):
         return PROFILER_REASON
+    if reason is None and packet_name in _PRIM_QUERIES:
+        return METADATA_REASON
     return reason
 
 
@@ -392,8 +406,10 @@ def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
     )
 
 
-# Layer kernels (softmax, normalization, pooling, attention, recurrent) register on import.
-from torchscan.formulas import operator_layers  # noqa: E402, F401
+# Layer kernels (softmax, normalization, pooling, attention, recurrent), library kernels and grid
+# sampling (families.md 2: torchvision names only, never an import), FFT, weight norm and isin
+# register on import.
+from torchscan.formulas import operator_layers, spectral_ops, vision_ops  # noqa: E402, F401
 
 # --- training-and-hardware.md 2: backward, loss and optimizer kernels (derivations beside them) --
 

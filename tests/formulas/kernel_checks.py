@@ -1,0 +1,46 @@
+"""Shared helpers of the families.md §2 kernel tests: one workload measured under every grad mode."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from torchscan.measure.flops import measure_flops
+
+GRAD_MODES = (torch.enable_grad, torch.no_grad, torch.inference_mode)
+
+
+def measured(workload: Callable[[], object]) -> dict:
+    """The ``measure_flops`` report of ``workload``, checked identical under every grad mode.
+
+    Value, status, ``by_operator`` and diagnostics must not depend on the grad mode: the kernels of
+    families.md §2 are reached directly or through a composite PyTorch decomposes identically.
+    """
+    reports = []
+    for mode in GRAD_MODES:
+        with mode():
+            reports.append(measure_flops(workload))
+    first = reports[0]
+    for other in reports[1:]:
+        assert other["total"] == first["total"]
+        assert other["by_operator"] == first["by_operator"]
+        assert other["diagnostics"] == first["diagnostics"]
+    return first
+
+
+def complete(workload: Callable[[], object]) -> tuple[int, dict[str, int]]:
+    """``(value, by_operator)`` of a workload that must be complete under every grad mode."""
+    report = measured(workload)
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert report["diagnostics"] == []
+    return report["total"]["value"], report["by_operator"]
+
+
+def unsupported(workload: Callable[[], object], operator: str) -> str:
+    """The message of the one ``unsupported_operator_formula`` diagnostic (partial, never a zero)."""
+    report = measured(workload)
+    assert report["total"]["status"] == "partial"
+    [entry] = report["diagnostics"]
+    assert entry["code"] == "unsupported_operator_formula" and entry["operator"] == operator
+    return entry["message"]
