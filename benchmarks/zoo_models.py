@@ -15,13 +15,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import zoo_families
 
 Built = tuple[torch.nn.Module, tuple[Any, ...], dict[str, Any]]
 
 TOKENS = 128  # sequence length of every token model
 VOCAB = 1000  # small vocabularies keep embeddings from dominating memory; ids are drawn below it
-# Heaviest torchvision builders (> 250 M parameters or > 30 GMACs at 224²): skipped by --skip-large.
-LARGE = frozenset({"vit_h_14", "vit_l_16", "vit_l_32", "regnet_y_128gf", "regnet_y_32gf", "regnet_x_32gf"})
+# Heaviest torchvision builders (> 250 M parameters or > 30 GMACs at 224², and the slowest task
+# models at the zoo's inputs): skipped by --skip-large.
+LARGE = (
+    frozenset({"vit_h_14", "vit_l_16", "vit_l_32", "regnet_y_128gf", "regnet_y_32gf", "regnet_x_32gf"})
+    | zoo_families.LARGE_TASKS
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,7 @@ class ZooSpec:
     family: str  # "torchvision" or "transformers"
     build: Callable[[], Built]
     large: bool = False
+    group: str = "classification"  # the task or architecture family (issue #19 groups)
 
 
 def _generator() -> torch.Generator:
@@ -305,7 +311,26 @@ TRANSFORMERS: list[tuple[str, Callable[[], Built]]] = [
 
 
 def catalogue() -> list[ZooSpec]:
-    """Every zoo entry in run order: torchvision's builders (when installed), then transformers'."""
+    """Every zoo entry in run order.
+
+    torchvision's classifiers (when installed), transformers' text/vision models, then the families
+    of issue #19 (``zoo_families``): torchvision's detection, segmentation, video and optical-flow
+    builders, the other transformers families, and one ``generate()`` per decoder family.
+    """
     specs = [ZooSpec(name, "torchvision", _torchvision(name), name in LARGE) for name in torchvision_names()]
     specs += [ZooSpec(name, "transformers", build) for name, build in TRANSFORMERS]
+    specs += [
+        ZooSpec(
+            name,
+            "torchvision",
+            zoo_families.torchvision_task(name, task),
+            name in zoo_families.LARGE_TASKS,
+            task,
+        )
+        for name, task in zoo_families.task_names()
+    ]
+    specs += [
+        ZooSpec(name, "transformers", build, group=group) for name, group, build in zoo_families.FAMILIES
+    ]
+    specs += [ZooSpec(name, "transformers", build, group="generate") for name, build in zoo_families.GENERATE]
     return specs

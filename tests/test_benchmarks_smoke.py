@@ -73,3 +73,37 @@ def test_retained_table_skips_models_that_did_not_run() -> None:
     ran.outcomes = {key: harness.Outcome(retained_per_call=2048.0) for key in harness.RETAINED_TOOLS}
     assert report.retained_table([skipped]) == []
     assert report.retained_table([skipped, ran])[2] == f"| {spec.name} | 2.00 | 2.00 |"
+
+
+def test_operator_coverage_script_classifies_every_overload(tmp_path: Path) -> None:
+    """``benchmarks/operator_coverage.py`` prints the table it writes, with counts and the share."""
+    out = tmp_path / "coverage.md"
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "operator_coverage.py"), "--markdown", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    stdout = completed.stdout
+    assert out.read_text(encoding="utf-8") == stdout
+    assert "| namespace | overloads | formula |" in stdout
+    assert "aten overloads classified (not uncounted):" in completed.stderr
+    rows = {line.split(" | ")[0].strip("| `"): line for line in stdout.splitlines() if line.startswith("| `")}
+    assert "| formula |" in rows["aten.mm.default"]
+    assert "| decomposed |" in rows["aten.linear.default"]  # C++ CompositeImplicitAutograd
+    # every classified row of the table is one of the five classes
+    kinds = {line.split(" | ")[1] for line in rows.values()}
+    assert kinds <= {
+        "formula",
+        "formula (pointwise fallback)",
+        "ignored",
+        "decomposed",
+        "communication",
+        "uncounted",
+    }
+    # the table's overload count equals the sum of its per-namespace counts
+    count_rows = [line for line in stdout.splitlines() if line.startswith(("| aten |", "| torchvision |"))]
+    assert sum(int(line.split(" | ")[1].replace(",", "")) for line in count_rows) == len(rows)

@@ -125,6 +125,22 @@ def estimate_leaf(
     compute = [f for f in COMPUTE_FIELDS if f in fields]
     spatial = [f for f in SPATIAL_FIELDS if f in fields]
     if (inp is None or out is None) and registry.flops.lookup(cls) is not None:
+        if not record.covers_own_frame:
+            # Called without a tensor (a positional module given a torch.Size, a length or offsets):
+            # its operators were recorded and functional formulas estimate it at build time
+            # (families.md 3, real-models.md 1 (b)) instead of leaving it unknown.
+            for name in spatial:
+                metrics[name] = field_result(name, "unavailable")
+            if spatial:
+                record.diagnostics.append(
+                    diagnostic(
+                        "missing_metric_tensor",
+                        "The call exposed no input tensor, so its receptive field cannot be estimated.",
+                        metric=spatial[0],
+                        path=path,
+                    )
+                )
+            return
         for name in compute:
             metrics[name] = field_result(name, "unavailable")
             side = "input" if inp is None else "output"

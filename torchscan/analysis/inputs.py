@@ -60,6 +60,9 @@ def describe(value: Any) -> ValueMeta:
         }
     if value is None:
         return {"kind": "none"}
+    if isinstance(value, torch.Size):
+        # A size is shape metadata, not data: positional modules are called with one (families.md 3).
+        return {"kind": "size", "shape": [int(d) for d in value]}
     if isinstance(value, _SCALAR_TYPES):
         return {"kind": "scalar", "type": report_name(type(value).__name__)}
     if isinstance(value, tuple | list):

@@ -300,6 +300,14 @@ def _scatter_combine(args: tuple, kwargs: dict, out: object) -> int:
     return elements(args[2]) + (elements(out) if reduce == "mean" else 0)
 
 
+@_register("index_add")
+def _index_add(args: tuple, kwargs: dict, out: object) -> int:
+    """``index_add(self, dim, index, source, alpha=1)``: one add per ``source`` element (accumulation,
+    as ``scatter_add``), plus one multiply per element when ``alpha ≠ 1`` scales ``source`` first."""
+    alpha = arg(args, kwargs, 4, "alpha", 1)
+    return elements(args[3]) * (1 if alpha == 1 else 2)
+
+
 _POINTWISE = functools.wraps(_per_output(1))(
     lambda args, kwargs, out: elements(out) if floating_result(args, kwargs, out) else 0
 )
@@ -340,6 +348,13 @@ def _extremum(args: tuple, kwargs: dict, out: object) -> int:
     if isinstance(arg(args, kwargs, 1, "other"), torch.Tensor):
         return elements(out)
     return max(elements(args[0]) - elements(out), 0)
+
+
+@_register("aminmax", "_aminmax")
+def _min_and_max(args: tuple, kwargs: dict, out: object) -> int:
+    """``2·max(in − out, 0)``: a ``min`` and a ``max`` reduction over the same rows (``out`` = the
+    elements of one of the two results), each costing what the ``max``/``min`` reduction costs."""
+    return 2 * max(elements(args[0]) - elements(out), 0)
 
 
 @_register("argmax", "argmin", rule=involves_floating)

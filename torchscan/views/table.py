@@ -110,6 +110,10 @@ def _shape(meta: Mapping[str, Any]) -> str:
     kind = meta.get("kind")
     if kind == "tensor":
         return str(list(meta["shape"]))
+    if kind == "size":
+        return "Size" + str(list(meta["shape"]))
+    if kind == "scalar":
+        return str(meta.get("type", kind))  # "int": what the call got, never its value
     if kind in ("tuple", "list"):
         return "(" + ", ".join(_shape(item) for item in meta["items"]) + ")"
     if kind == "mapping":
