@@ -11,6 +11,7 @@ import torch
 
 from torchscan.analysis import operator_resolution as resolution
 from torchscan.analysis.operator_resolution import classify_overload, is_composite, resolve
+from torchscan.formulas.operators import RANDOM_REASON
 
 aten = torch.ops.aten
 METADATA = "Metadata views and allocation have no FLOPs."
@@ -76,8 +77,10 @@ def test_unlisted_operators_are_classified_by_their_metadata():
 
 def test_writing_schemas_are_never_metadata():
     # Tensor(a!) returns alias an input that the operator writes: work, not a view
-    assert classify_overload(aten.cauchy_.default) == ("uncounted", None)
+    # (cauchy_ is ignored only because it is a sampler: random numbers, never a view)
+    assert classify_overload(aten.cauchy_.default) == ("ignored", RANDOM_REASON)
     assert classify_overload(aten.cumprod.out) == ("uncounted", None)
+    assert classify_overload(aten.cumprod_.default) == ("uncounted", None)
 
 
 def test_a_python_decomposition_is_not_a_composite():

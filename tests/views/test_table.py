@@ -159,6 +159,7 @@ def test_folded_rows_sum_identical_blocks(report: dict[str, Any]) -> None:
         ({"col_names": "params"}, TypeError, "col_names"),
         ({"col_names": [1]}, TypeError, "col_names"),
         ({"col_names": ["params", "params"]}, ValueError, "col_names"),
+        ({"col_names": []}, ValueError, "col_names"),  # a table of names only: nothing to show
         ({"max_depth": 0}, ValueError, "max_depth"),
         ({"max_depth": -2}, ValueError, "max_depth"),
         ({"max_depth": 1.5}, TypeError, "max_depth"),

@@ -300,7 +300,6 @@ def summary(
     """
     from torchscan.views.table import check_table_options, format_table
 
-    check_table_options(col_names=col_names, max_depth=max_depth, fold=fold, wrap_mode=wrap_mode)
     for name, flag in (
         ("receptive_field", receptive_field),
         ("effective_rf_stats", effective_rf_stats),
@@ -308,6 +307,13 @@ def summary(
         ("strict", strict),
     ):
         check_bool(flag, name)
+    check_table_options(
+        col_names=col_names,
+        max_depth=max_depth,
+        fold=fold,
+        wrap_mode=wrap_mode,
+        extra_columns=receptive_field or effective_rf_stats or operator_flops,
+    )
     from torchscan.analysis.build import IncompleteAnalysisError
 
     table_options: dict[str, Any] = {

@@ -246,6 +246,7 @@ def metadata_reason(func: Any) -> str | None:
 
     families.md 1 steps 2-3, read from the overload alone (no call): ``torch.Tag.inplace_view``,
     an alias-returning schema that writes nothing, or a complex/conjugate view -> metadata only;
+    ``torch.Tag.view_copy`` (a view written to a new tensor) -> data movement;
     a ``dynamic_output_shape``/``data_dependent_output`` tag on an overload that is neither pointwise
     nor known arithmetic (``bincount``) -> indexing and selection. Applies only after formulas and
     the name tables: an overload with a formula is never ignored by this rule.
@@ -253,6 +254,8 @@ def metadata_reason(func: Any) -> str | None:
     tags = getattr(func, "tags", ())
     if torch.Tag.inplace_view in tags or str(func.overloadpacket) in operators.COMPLEX_VIEWS:
         return operators.METADATA_REASON
+    if torch.Tag.view_copy in tags:  # view_copy, permute_copy, t_copy...: a view materialized
+        return operators.MOVE_REASON
     schema = getattr(func, "_schema", None)
     if schema is not None and _returns_alias(schema):
         return operators.METADATA_REASON
@@ -265,33 +268,109 @@ def metadata_reason(func: Any) -> str | None:
     return None
 
 
-def _classify(
+def _has_tensor(types: Any) -> bool:
+    return any("Tensor" in str(item.type) for item in types)
+
+
+def tensor_free(schema: Any) -> bool:
+    """Whether a schema takes no tensor and returns none: Python-number or symbolic-size arithmetic."""
+    return not _has_tensor(schema.arguments) and not _has_tensor(schema.returns)
+
+
+def _signature(arguments: Any) -> list[tuple[str, str]]:
+    return [(a.name, str(a.type)) for a in arguments]
+
+
+def functional_sibling(func: Any) -> Any | None:
+    """The functional overload an ``out=`` (``torch.Tag.out``) or in-place (``torch.Tag.inplace``)
+    overload computes into a buffer, or ``None``.
+
+    ``out=``: the overload of the same packet whose schema equals this one without the out arguments
+    (``add.out`` -> ``add.Tensor``, ``__lshift__.Scalar_out`` -> ``__lshift__.Scalar``). In-place: the
+    overload of the same name in the packet without the trailing underscore (``addmm_.default`` ->
+    ``addmm.default``, ``xlogy_.Scalar_Other`` -> ``xlogy.Scalar_Other``) whose arguments match. Both do
+    the functional overload's arithmetic on the same operands; only where the result lands differs.
+    """
+    tags = getattr(func, "tags", ())
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return None
+    if torch.Tag.out in tags or any(a.is_out for a in schema.arguments):
+        packet = func.overloadpacket
+        wanted = _signature(a for a in schema.arguments if not a.is_out)
+        overload = func._overloadname
+        preferred = overload[: -len("_out")] if overload.endswith("_out") else "default"
+        names = [preferred] + [name for name in packet.overloads() if name != preferred]
+    elif torch.Tag.inplace in tags and func._schema.name.endswith("_"):
+        packet = getattr(torch.ops.aten, str(func.overloadpacket).removeprefix("aten.")[:-1], None)
+        if not isinstance(packet, torch._ops.OpOverloadPacket) or not str(func.overloadpacket).startswith(
+            "aten."
+        ):
+            return None
+        wanted = _signature(schema.arguments)
+        names = [func._overloadname]
+    else:
+        return None
+    for name in names:
+        candidate = getattr(packet, name, None) if name in packet.overloads() else None
+        if candidate is None or candidate is func:
+            continue
+        arguments = candidate._schema.arguments
+        if not any(a.is_out for a in arguments) and _signature(arguments) == wanted:
+            return candidate
+    return None
+
+
+# Classification kinds a buffer variant (out= or in-place) takes from its functional sibling; a
+# decomposed sibling is not followed (the variant has its own kernel, which is what runs).
+_SIBLING_KINDS = frozenset({"custom", "native", "supplemental", "pointwise", "ignored"})
+
+
+def _decide(
     func: Any, custom: Mapping[Any, Any], native_formulas: Mapping[Any, Any]
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None, Any]:
+    """``(kind, reason, counted_as)``: ``counted_as`` is the overload whose packet's formula counts."""
     packet = func.overloadpacket
     name = str(packet)
     if packet in custom:
-        return "custom", None
+        return "custom", None, func
+    schema = getattr(func, "_schema", None)
+    if schema is not None and tensor_free(schema):  # no tensor in or out: no tensor work to count
+        # a named table's reason (profiler bookkeeping) says more than the generic scalar one
+        reason = operators.ignored_reason(name) or distributed.ignored_reason(name)
+        return "ignored", reason or operators.SCALAR_REASON, func
     if name in operators.NEAREST_RESAMPLING:  # before decomposition: never decomposed (step 4)
-        return "ignored", operators.ignored_reason(name)
+        return "ignored", operators.ignored_reason(name), func
     if is_composite(func):
-        return "decomposed", None
+        return "decomposed", None, func
     if packet in native_formulas:
-        return "native", None
+        return "native", None, func
     if operators.supplemental_formula(name) is not None:
         conditional = name in operators.IGNORED_UNLESS_ACCUMULATING
-        return "supplemental", operators.INDEXING_REASON if conditional else None
+        return "supplemental", operators.INDEXING_REASON if conditional else None, func
     reason = operators.ignored_reason(name) or distributed.ignored_reason(name)
     if reason is not None:
-        return "ignored", reason
+        return "ignored", reason, func
     if distributed.is_communication(name):
-        return "communication", None
+        return "communication", None, func
     reason = metadata_reason(func)
     if reason is not None:
-        return "ignored", reason
+        return "ignored", reason, func
+    sibling = functional_sibling(func)
+    if sibling is not None:
+        kind, reason, counted_as = _decide(sibling, custom, native_formulas)
+        if kind in _SIBLING_KINDS:
+            return kind, reason, counted_as
     if torch.Tag.pointwise in getattr(func, "tags", ()):
-        return "pointwise", None
-    return "uncounted", None
+        return "pointwise", None, func
+    return "uncounted", None, func
+
+
+def _classify(
+    func: Any, custom: Mapping[Any, Any], native_formulas: Mapping[Any, Any]
+) -> tuple[str, str | None]:
+    kind, reason, _ = _decide(func, custom, native_formulas)
+    return kind, reason
 
 
 def classify_overload(
@@ -334,9 +413,10 @@ def resolve(
     uncounted. C++ composites are decomposed even when a formula exists for their packet so that
     ``torch.inference_mode`` counts exactly the operators ``torch.no_grad`` would (real-models.md 2.3).
     """
-    packet = func.overloadpacket
-    name = str(packet)
-    kind_name, reason = _classify(func, custom, native_formulas)
+    kind_name, reason, counted_as = _decide(func, custom, native_formulas)
+    name = str(func.overloadpacket)  # reported under its own name ...
+    packet = counted_as.overloadpacket  # ... counted by its functional sibling's formula (out=, in-place)
+    key = str(packet)
     kind = CLASSIFICATION_KINDS[kind_name]
     if kind_name == "custom":
         return Entry(name, kind, custom[packet])
@@ -344,11 +424,11 @@ def resolve(
         native = native_formulas[packet]
         entry = Entry(name, kind, native_caller(native))
         if is_pytorch_formula(native):
-            entry.equivalent = native_equivalents.EQUIVALENTS.get(name)
+            entry.equivalent = native_equivalents.EQUIVALENTS.get(key)
         return entry
     if kind_name == "supplemental":
-        entry = Entry(name, kind, operators.supplemental_formula(name))
-        predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(name)
+        entry = Entry(name, kind, operators.supplemental_formula(key))
+        predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(key)
         if predicate is not None:
             entry.ignore_when, entry.reason = predicate, reason
         return entry

@@ -51,7 +51,9 @@ __all__ = [
     "IGNORED_OPERATORS",
     "IGNORED_UNLESS_ACCUMULATING",
     "METADATA_REASON",
+    "MOVE_REASON",
     "NEAREST_RESAMPLING",
+    "SCALAR_REASON",
     "SUPPLEMENTAL_FORMULAS",
     "OperatorFormula",
     "UnsupportedOperatorFormula",
@@ -72,6 +74,10 @@ PROFILER_REASON = "Profiler bookkeeping is excluded from FLOPs."
 # families.md 1 step 2: overloads found metadata-only by PyTorch's own tags and schemas (in-place views,
 # alias-returning schemas, complex views) that no name table lists; the B.6 rows above keep their text
 METADATA_REASON = "Metadata views and allocation have no FLOPs."
+# issue #19: an overload whose schema takes no tensor and returns none (``aten.add.int``, symbolic
+# sizes) is Python-number bookkeeping; it does no tensor work whatever its packet's formula says
+SCALAR_REASON = "Python scalar and symbolic-size arithmetic does no tensor work."
+MOVE_REASON = _MOVE
 
 _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
     _VIEW: (
@@ -87,16 +93,26 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "channel_shuffle", "native_channel_shuffle", "im2col", "constant_pad_nd",
         "reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
         "replication_pad1d", "replication_pad2d", "replication_pad3d",
+        # copies and fills into positions, and functional forms of copy_/fill_/zero_ (issue #19)
+        "index_copy", "index_copy_", "index_fill", "index_fill_", "masked_scatter", "masked_scatter_",
+        "copy", "fill", "zero", "_reshape_copy", "_chunk_cat", "lift", "_pin_memory", "rot90",
         "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
         "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
     ),
-    _ALLOCATE: ("empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"),
+    _ALLOCATE: (
+        "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "empty_permuted",
+        "resize", "resize_as", "_resize_output", "_resize_output_",
+    ),
     # families.md 1 step 2: queries of a tensor's metadata (and of a jagged tensor's stored offsets),
     # dispatched as operators for tensor subclasses such as nested (jagged) tensors
     METADATA_REASON: (
         "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "size", "stride", "numel", "dim",
         "storage_offset", "is_contiguous", "is_strides_like_format", "is_non_overlapping_and_dense",
-        "is_same_size", "_nested_get_offsets", "_nested_get_lengths", "_nested_get_ragged_idx",
+        "is_same_size", "is_coalesced", "is_pinned", "dense_dim", "sparse_dim", "_nnz",
+        # runtime assertions and export's ordering tokens and range constraints: nothing computed
+        "_assert_tensor_metadata", "_assert_async", "_functional_assert_async", "_make_dep_token",
+        "_functional_sym_constrain_range", "_functional_sym_constrain_range_for_size",
+        "_nested_get_offsets", "_nested_get_lengths", "_nested_get_ragged_idx",
         "_nested_get_min_seqlen", "_nested_get_max_seqlen", "_nested_get_jagged_dummy",
     ),
     _CREATE: (
@@ -118,10 +134,19 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         # resampling) and deduplication (batched NMS); _unsafe_index_put is conditional, below
         "_unsafe_index", "_unsafe_masked_index", "_unique", "_unique2", "unique_dim",
         "unique_consecutive",
+        # selection by order statistics and by search (issue #19): comparisons depend on the values
+        # and the algorithm, like sort/topk; as_strided_scatter writes like slice_scatter
+        "median", "nanmedian", "mode", "kthvalue", "bucketize", "searchsorted", "nonzero_static",
+        "as_strided_scatter",
     ),
     RANDOM_REASON: (
         "bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "exponential_", "random_", "rand",
         "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "multinomial",
+        # samplers only (torch.Tag.nondeterministic_seeded, issue #19); dropout and rrelu, which also
+        # compute with the samples, are not here
+        "uniform", "normal_functional", "cauchy", "cauchy_", "exponential", "geometric",
+        "geometric_", "log_normal", "log_normal_", "poisson", "_standard_gamma",
+        "_philox_key_fold_in", "_philox_key_split", "_philox_normal_", "_philox_uniform_",
     ),
 }  # fmt: skip
 

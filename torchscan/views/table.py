@@ -71,11 +71,17 @@ def format_metric(result: Mapping[str, Any] | None, *, si_prefix: bool = True) -
 
 
 def check_table_options(
-    *, col_names: object, max_depth: object, fold: object, wrap_mode: object = "mid"
+    *,
+    col_names: object,
+    max_depth: object,
+    fold: object,
+    wrap_mode: object = "mid",
+    extra_columns: bool = False,
 ) -> tuple[str, ...]:
     """Check the table options before any model runs; returns the column keys.
 
-    ``col_names`` is ``None`` (the default columns) or a non-empty sequence of keys of :data:`COLUMNS`;
+    ``col_names`` is ``None`` (the default columns) or a sequence of keys of :data:`COLUMNS`, empty
+    only when ``extra_columns`` (a receptive-field or operator-FLOPs flag) adds columns of its own;
     ``max_depth`` is ``None`` (automatic) or a positive int; ``fold`` a bool.
     """
     if not isinstance(wrap_mode, str):
@@ -101,7 +107,8 @@ def check_table_options(
             raise ValueError(f"col_names: unknown column {name!r}; choose from {', '.join(COLUMNS)}")
     if len(set(col_names)) != len(col_names):
         raise ValueError("col_names: a column is named twice")
-    if not col_names:  # the CLI's --columns refuses an empty list too: a table of names only
+    # a table of names only shows nothing (the CLI's --columns refuses an empty list too)
+    if not col_names and not extra_columns:
         raise ValueError(f"col_names: give at least one column; choose from {', '.join(COLUMNS)}")
     return tuple(col_names)
 
@@ -227,9 +234,6 @@ def format_table(
     what was collapsed or folded and how to expand it. ``receptive_field``, ``effective_rf_stats``
     and ``operator_flops`` append their columns to ``col_names`` (the default columns when None).
     """
-    columns = list(
-        check_table_options(col_names=col_names, max_depth=max_depth, fold=fold, wrap_mode=wrap_mode)
-    )
     for name, flag in (
         ("receptive_field", receptive_field),
         ("effective_rf_stats", effective_rf_stats),
@@ -237,6 +241,15 @@ def format_table(
     ):
         if not isinstance(flag, bool):  # "no" is truthy: a mistyped flag must not mean "on"
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
+    columns = list(
+        check_table_options(
+            col_names=col_names,
+            max_depth=max_depth,
+            fold=fold,
+            wrap_mode=wrap_mode,
+            extra_columns=receptive_field or effective_rf_stats or operator_flops,
+        )
+    )
     extra = [
         *(["receptive_field"] if receptive_field else []),
         *(["effective_stride", "effective_padding"] if effective_rf_stats else []),
