@@ -43,6 +43,7 @@ _KIND_CLASS = {  # classify_overload's kinds -> the table's classes
     "supplemental": "formula",
     "custom": "formula",
     "pointwise": "formula (pointwise fallback)",
+    "foreach": "formula",
     "ignored": "ignored",
     "decomposed": "decomposed",
     "communication": "communication",

@@ -56,7 +56,7 @@ MOVE = "Data movement is excluded from FLOPs."
         (aten.mm.default, ("native", None)),
         (aten.add.Tensor, ("supplemental", None)),
         # data-dependent but arithmetic: never ignored by the tag
-        (aten.bincount.default, ("uncounted", None)),
+        (aten.bincount.default, ("supplemental", None)),  # data-dependent shape, arithmetic: a formula
     ],
     ids=str,
 )
@@ -79,8 +79,8 @@ def test_writing_schemas_are_never_metadata():
     # Tensor(a!) returns alias an input that the operator writes: work, not a view
     # (cauchy_ is ignored only because it is a sampler: random numbers, never a view)
     assert classify_overload(aten.cauchy_.default) == ("ignored", RANDOM_REASON)
-    assert classify_overload(aten.cumprod.out) == ("uncounted", None)
-    assert classify_overload(aten.cumprod_.default) == ("uncounted", None)
+    assert classify_overload(aten.logcumsumexp.out) == ("uncounted", None)
+    assert classify_overload(aten.renorm_.default) == ("uncounted", None)
 
 
 def test_a_python_decomposition_is_not_a_composite():

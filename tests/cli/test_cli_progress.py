@@ -18,7 +18,7 @@ MODEL = textwrap.dedent(
 
     class Opaque(nn.Module):
         def forward(self, x):
-            return torch.cumprod(x, 1)
+            return torch.logcumsumexp(x, 1)
 
     model = nn.Sequential(nn.Linear(4, 4), Opaque(), Opaque())
     """
@@ -42,7 +42,7 @@ def test_scan_prints_grouped_diagnostics_with_the_fix(
         footer[2],
     )
     assert match is not None and match.group(1) == match.group(2)
-    assert "custom_mapping={torch.ops.aten.cumprod: <formula>}" in out
+    assert "custom_mapping={torch.ops.aten.logcumsumexp: <formula>}" in out
 
 
 def test_scan_shows_loading_then_analysing_on_a_terminal(

@@ -26,7 +26,7 @@ from torchscan.analysis.operator_kinds import (
     SUPPLEMENTAL,
     UNCOUNTED,
 )
-from torchscan.formulas import native_equivalents, operators
+from torchscan.formulas import native_equivalents, operators, optimizer_ops
 
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 
@@ -225,6 +225,7 @@ CLASSIFICATION_KINDS = {
     "native": NATIVE,
     "supplemental": SUPPLEMENTAL,
     "pointwise": SUPPLEMENTAL,
+    "foreach": SUPPLEMENTAL,
     "ignored": IGNORED,
     "decomposed": DECOMPOSED,
     "communication": COMMUNICATION,
@@ -321,6 +322,29 @@ def functional_sibling(func: Any) -> Any | None:
     return None
 
 
+def foreach_base(func: Any) -> Any | None:
+    """The per-tensor overload a unary ``_foreach_<op>`` list operator applies, or ``None``.
+
+    ``_foreach_sin(tensors)`` (and ``_foreach_sin_``, ``_foreach_sin.out``) is ``sin`` of each tensor:
+    an overload of an ``aten._foreach_*`` packet whose only non-out argument is one ``Tensor[]`` (and
+    at most a ``memory_format``) is counted as ``aten.<op>.default`` applied to every tensor.
+    """
+    name = str(func.overloadpacket)
+    schema = getattr(func, "_schema", None)
+    if not name.startswith("aten._foreach_") or schema is None:
+        return None
+    inputs = [a for a in schema.arguments if not a.is_out]
+    # one Tensor[] and nothing else but keyword-only layout options (_foreach_clone's memory_format)
+    if not inputs or str(inputs[0].type) != "List[Tensor]":
+        return None
+    if any(not (a.kwarg_only and a.name == "memory_format") for a in inputs[1:]):
+        return None
+    packet = getattr(torch.ops.aten, name.removeprefix("aten._foreach_").removesuffix("_"), None)
+    if not isinstance(packet, torch._ops.OpOverloadPacket) or "default" not in packet.overloads():
+        return None
+    return packet.default
+
+
 # Classification kinds a buffer variant (out= or in-place) takes from its functional sibling; a
 # decomposed sibling is not followed (the variant has its own kernel, which is what runs).
 _SIBLING_KINDS = frozenset({"custom", "native", "supplemental", "pointwise", "ignored"})
@@ -361,6 +385,13 @@ def _decide(
         kind, reason, counted_as = _decide(sibling, custom, native_formulas)
         if kind in _SIBLING_KINDS:
             return kind, reason, counted_as
+    base = foreach_base(func)
+    if base is not None:  # a caller's formula for the base is not applied to lists (other convention)
+        kind, reason, _ = _decide(base, {}, native_formulas)
+        if kind == "ignored":
+            return kind, reason, func
+        if kind in ("supplemental", "pointwise") and reason is None:
+            return "foreach", None, base
     if torch.Tag.pointwise in getattr(func, "tags", ()):
         return "pointwise", None, func
     return "uncounted", None, func
@@ -382,7 +413,8 @@ def classify_overload(
 
     ``kind`` is one of ``"custom"`` (a ``custom_mapping`` packet), ``"native"`` (PyTorch's
     ``FlopCounterMode`` formula), ``"supplemental"`` (a ``torchscan_flops_v1`` formula), ``"pointwise"``
-    (the pointwise fallback, real-models.md 2.2), ``"ignored"``, ``"decomposed"`` (a C++
+    (the pointwise fallback, real-models.md 2.2), ``"foreach"`` (a unary ``_foreach_<op>``: the
+    formula of ``<op>`` summed over the list, :func:`foreach_base`), ``"ignored"``, ``"decomposed"`` (a C++
     ``CompositeImplicitAutograd`` overload: its parts are classified one by one when it runs),
     ``"communication"`` (a collective, tallied as bytes) or ``"uncounted"``. ``reason`` is the exact
     ignored reason for ``"ignored"``; for a ``"supplemental"`` formula that ignores plain writes
@@ -434,4 +466,10 @@ def resolve(
         return entry
     if kind_name == "pointwise":
         return Entry(name, kind, operators.pointwise_fallback())
+    if kind_name == "foreach":  # counted_as is the per-tensor base overload
+        base_kind, _, _ = _decide(counted_as, {}, native_formulas)
+        per_tensor = operators.pointwise_fallback() if base_kind == "pointwise" else None
+        per_tensor = per_tensor or operators.supplemental_formula(key)
+        assert per_tensor is not None  # _decide said the base has a formula
+        return Entry(name, kind, optimizer_ops.foreach_each(per_tensor))
     return Entry(name, kind, None, reason)

@@ -126,6 +126,23 @@ def _native_batch_norm_eval(args: tuple, kwargs: dict, out: object) -> int:
     return _batch_norm(args[0], _affine_count(*args[1:3]), args[3], args[4], False)
 
 
+@_register("_batch_norm_with_update", "_batch_norm_with_update_functional")
+def _batch_norm_with_update(args: tuple, kwargs: dict, out: object) -> int:
+    """(input, weight, bias, running_mean, running_var, momentum, eps): training with running stats,
+    the kernel ``F.batch_norm`` reaches in training (as ``native_batch_norm`` with ``training``)."""
+    return _batch_norm(args[0], _affine_count(*args[1:3]), args[3], args[4], True)
+
+
+@_register("_batch_norm_no_update")
+def _batch_norm_no_update(args: tuple, kwargs: dict, out: object) -> int:
+    """(input, weight, bias, running_mean, running_var, momentum, eps): evaluation statistics."""
+    return _batch_norm(args[0], _affine_count(*args[1:3]), args[3], args[4], False)
+
+
+# native_batch_norm's arguments exactly (ROCm's kernel; the functionalized form of _legit)
+_register("miopen_batch_norm", "_native_batch_norm_legit_functional")(_native_batch_norm)
+
+
 # --- B.8: pooling and interpolation --------------------------------------------------------------
 
 

@@ -96,12 +96,21 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         # copies and fills into positions, and functional forms of copy_/fill_/zero_ (issue #19)
         "index_copy", "index_copy_", "index_fill", "index_fill_", "masked_scatter", "masked_scatter_",
         "copy", "fill", "zero", "_reshape_copy", "_chunk_cat", "lift", "_pin_memory", "rot90",
+        # layout conversions (sparse, mkldnn, nested/jagged <-> padded) and copies between them
+        "_to_dense", "_to_sparse", "_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr",
+        "_to_sparse_bsc", "to_mkldnn", "_mkldnn_reshape", "_mkldnn_transpose", "_mkldnn_transpose_",
+        "mkldnn_reorder_conv2d_weight", "mkldnn_reorder_conv3d_weight", "to_padded_tensor",
+        "_nested_from_padded", "_nested_from_padded_and_nested_example", "_nested_from_padded_tensor",
+        "_nested_tensor_from_tensor_list", "_nested_tensor_from_mask", "_jagged_to_padded_dense_forward",
+        "_padded_dense_to_jagged_forward", "_copy_from", "_copy_from_and_resize", "_lazy_clone",
+        "_pack_padded_sequence", "complex", "block_diag", "max_unpool2d", "max_unpool3d",
         "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
         "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
     ),
     _ALLOCATE: (
         "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "empty_permuted",
-        "resize", "resize_as", "_resize_output", "_resize_output_",
+        "resize", "resize_as", "_resize_output", "_resize_output_", "_empty_affine_quantized",
+        "_empty_per_channel_affine_quantized",
     ),
     # families.md 1 step 2: queries of a tensor's metadata (and of a jagged tensor's stored offsets),
     # dispatched as operators for tensor subclasses such as nested (jagged) tensors
@@ -112,6 +121,11 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         # runtime assertions and export's ordering tokens and range constraints: nothing computed
         "_assert_tensor_metadata", "_assert_async", "_functional_assert_async", "_make_dep_token",
         "_functional_sym_constrain_range", "_functional_sym_constrain_range_for_size",
+        "_functional_assert_scalar", "_linalg_check_errors", "_has_same_storage_numel",
+        # storage rebinding (set), nested/sparse/quantized layout queries
+        "set", "_nested_tensor_size", "_nested_tensor_strides", "_nested_tensor_storage_offsets",
+        "_dimI", "_dimV", "q_per_channel_scales", "q_per_channel_zero_points", "q_per_channel_axis",
+        "q_scale", "q_zero_point", "qscheme", "is_set_to", "record_stream",
         "_nested_get_offsets", "_nested_get_lengths", "_nested_get_ragged_idx",
         "_nested_get_min_seqlen", "_nested_get_max_seqlen", "_nested_get_jagged_dummy",
     ),
@@ -120,13 +134,19 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "zeros", "zeros_like", "arange", "new_zeros", "new_ones", "new_full",
         # creation by formula of position, like arange (observed: torchvision RAFT, position grids)
         "linspace", "logspace", "eye", "tril_indices", "triu_indices",
+        # issue #19: the same rule for range and the spectral windows (a function of position only)
+        "range", "hann_window", "hamming_window", "bartlett_window", "blackman_window", "kaiser_window",
+        # sparse tensors built from given indices and values, and zero tensors without storage
+        "sparse_coo_tensor", "_sparse_coo_tensor_with_dims", "_sparse_coo_tensor_with_dims_and_tensors",
+        "sparse_compressed_tensor", "_efficientzerotensor", "_new_zeros_with_same_feature_meta",
+        "fft_fftfreq", "fft_rfftfreq",
     ),
     # real-models.md 2.1 (index_put and scatter are conditional: IGNORED_UNLESS_ACCUMULATING)
     INDEXING_REASON: (
         "gather", "index", "index_select", "take", "take_along_dim", "stack", "hstack", "vstack",
         "tril", "tril_", "triu", "triu_", "flip", "roll", "repeat", "repeat_interleave",
         "masked_select", "nonzero", "diagonal", "diag_embed", "unfold", "slice_scatter",
-        "select_scatter", "diagonal_scatter",
+        "select_scatter", "diagonal_scatter", "_stack",
         # selection by order (Mixtral's router and expert grouping): the comparisons a sort makes
         # depend on the algorithm and on the values, so no shape formula describes them
         "sort", "argsort", "msort", "topk",
@@ -147,6 +167,7 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "uniform", "normal_functional", "cauchy", "cauchy_", "exponential", "geometric",
         "geometric_", "log_normal", "log_normal_", "poisson", "_standard_gamma",
         "_philox_key_fold_in", "_philox_key_split", "_philox_normal_", "_philox_uniform_",
+        "_philox_normal", "_philox_uniform", "random", "_sample_dirichlet", "_cudnn_init_dropout_state",
     ),
 }  # fmt: skip
 
@@ -175,6 +196,8 @@ IGNORED_UNLESS_ACCUMULATING: dict[str, Callable[[tuple, dict], bool]] = {
     "aten.index_put": _plain_index_put,
     "aten.index_put_": _plain_index_put,
     "aten._unsafe_index_put": _plain_index_put,  # same arguments; no bounds check
+    "aten._index_put_impl": _plain_index_put,  # index_put's kernel (+ unsafe flag): same arguments
+    "aten._index_put_impl_": _plain_index_put,
     "aten.scatter": _plain_scatter,
     "aten.scatter_": _plain_scatter,
 }
@@ -300,7 +323,7 @@ def _rrelu(args: tuple, kwargs: dict, out: object) -> int:
 # --- real-models.md 2.1: indexing that accumulates -----------------------------------------------
 
 
-@_register("index_put", "_unsafe_index_put")
+@_register("index_put", "_unsafe_index_put", "_index_put_impl")
 def _index_put(args: tuple, kwargs: dict, out: object) -> int:
     """``accumulate=True``: one add per indexed position, ``prod(broadcast(index shapes)) · trailing``.
 
@@ -434,7 +457,13 @@ def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
 # Layer kernels (softmax, normalization, pooling, attention, recurrent), library kernels and grid
 # sampling (families.md 2: torchvision names only, never an import), FFT, weight norm and isin
 # register on import.
-from torchscan.formulas import operator_layers, spectral_ops, vision_ops  # noqa: E402, F401
+from torchscan.formulas import (  # noqa: E402, F401
+    backend_ops,
+    operator_layers,
+    spectral_ops,
+    statistics_ops,
+    vision_ops,
+)
 
 # --- training-and-hardware.md 2: backward, loss and optimizer kernels (derivations beside them) --
 

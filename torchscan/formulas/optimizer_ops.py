@@ -72,6 +72,25 @@ def foreach_per_element(cost: int) -> OperatorFormula:
     return formula
 
 
+def foreach_each(per_tensor: OperatorFormula) -> OperatorFormula:
+    """Factory: a unary ``_foreach_<op>(tensors)`` costs ``<op>``'s formula summed over the list.
+
+    Each tensor is counted as ``<op>(tensors[i])`` with its own result: the returned list, the
+    ``out=`` list, or (in place, nothing returned) the tensor itself.
+    """
+
+    def formula(args: tuple, kwargs: dict, out: object) -> int:
+        tensors = list(args[0])
+        results = kwargs.get("out", out)
+        results = list(results) if isinstance(results, list | tuple) and results else tensors
+        return sum(
+            int(per_tensor((tensor,), {}, result)) for tensor, result in zip(tensors, results, strict=True)
+        )
+
+    formula.__name__ = formula.__qualname__ = f"foreach_each_{getattr(per_tensor, '__name__', 'op')}"
+    return formula
+
+
 def foreach_add(args: tuple, kwargs: dict, out: object) -> int:
     """``_foreach_add(_)``/``_foreach_sub(_)``: per tensor ``N·(1 + [alpha ≠ 1])`` (B.8 ``add``).
 
