@@ -209,7 +209,7 @@ SIGNAL_DURING_WRITE = textwrap.dedent(
     real_fsync = os.fsync
 
     def fsync(fd):
-        os.kill(os.getpid(), signal.{name})
+        signal.raise_signal(signal.{name})  # to this thread: handled before the write ends
         real_fsync(fd)
 
     os.fsync = fsync

@@ -338,7 +338,7 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # what Python's default SIGINT handler does
     # End the way the signal's default action would, so the parent sees "killed by SIGTERM".
     signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+    signal.raise_signal(signum)
 
 
 @contextlib.contextmanager
