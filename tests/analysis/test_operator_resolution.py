@@ -80,7 +80,8 @@ def test_writing_schemas_are_never_metadata():
     # (cauchy_ is ignored only because it is a sampler: random numbers, never a view)
     assert classify_overload(aten.cauchy_.default) == ("ignored", RANDOM_REASON)
     assert classify_overload(aten.logcumsumexp.out) == ("uncounted", None)
-    assert classify_overload(aten.renorm_.default) == ("uncounted", None)
+    assert classify_overload(aten.embedding_renorm_.default) == ("uncounted", None)
+    assert classify_overload(aten.renorm_.default) == ("supplemental", None)  # its formula, not a view
 
 
 def test_a_python_decomposition_is_not_a_composite():

@@ -292,7 +292,7 @@ def _meta(*shapes: tuple[int, ...]) -> list[torch.Tensor]:
 def test_fused_adam_options_by_hand() -> None:
     params = _meta((2, 3), (4,))  # 10 elements
     lists = (params, params, params, params, [], params)
-    adam, adamw = optimizer_ops.FUSED_FORMULAS["_fused_adam_"], optimizer_ops.FUSED_FORMULAS["_fused_adamw_"]
+    adam, adamw = optimizer_ops.FUSED_FORMULAS["_fused_adam"], optimizer_ops.FUSED_FORMULAS["_fused_adamw"]
     # lerp 3 + second moment 4 + denominator 3 + addcdiv 3 = 13 per element
     assert adam(lists, {"weight_decay": 0.0, "amsgrad": False, "maximize": False}, None) == 130
     # Adam's coupled decay g + λθ 2, amsgrad max 1, maximize negate 1, grad_scale divide 1: 18
@@ -305,7 +305,7 @@ def test_fused_adam_options_by_hand() -> None:
 def test_fused_sgd_options_by_hand() -> None:
     params = _meta((2, 3), (4,))
     lists = (params, params, params)
-    sgd = optimizer_ops.FUSED_FORMULAS["_fused_sgd_"]
+    sgd = optimizer_ops.FUSED_FORMULAS["_fused_sgd"]
     plain = {"weight_decay": 0.0, "momentum": 0.0, "dampening": 0.0, "nesterov": False, "maximize": False}
     assert sgd(lists, {**plain, "is_first_step": False}, None) == 20  # θ − lr·g
     momentum = {**plain, "momentum": 0.9}

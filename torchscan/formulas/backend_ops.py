@@ -7,10 +7,14 @@ convolutions by PyTorch's own ``conv_flop_count`` (the native ``aten.convolution
 counted). Kernels that take only oneDNN-layout tensors (``mkldnn_linear``) get no formula: such a call
 is ``unsupported_operator_formula`` for its layout anyway. The fused products (``addmv``, ``addr``,
 ``addbmm``, weight-only quantized matrix products), ``col2im``, ``native_dropout`` (the fused CUDA
-dropout) and ``polar`` follow the B.8 conventions of the operators they fuse.
+dropout) and ``polar`` follow the B.8 conventions of the operators they fuse, as do the convolutions
+with a fused ReLU (cuDNN, MIOpen) and ``conv_tbc``. :data:`IGNORED_BACKEND` lists the kernels that pack
+weights into a backend's layout or answer a backend query: no arithmetic on the model's values.
 """
 
 from __future__ import annotations
+
+import math
 
 from torch.utils.flop_counter import conv_flop_count
 
@@ -21,15 +25,31 @@ from torchscan.formulas.operator_common import (
     first_operand,
     first_tensor,
 )
+from torchscan.formulas.operator_layers import batch_norm_formula
 from torchscan.formulas.operator_registry import register
 
 _FORWARD = (
     "mkldnn_convolution", "miopen_convolution", "miopen_depthwise_convolution", "_mps_convolution",
     "_nnpack_spatial_convolution", "_conv_depthwise2d", "slow_conv_dilated2d", "slow_conv_dilated3d",
-    "slow_conv3d_forward",
+    "slow_conv3d_forward", "conv_depthwise3d",
 )  # fmt: skip
 _TRANSPOSED = ("miopen_convolution_transpose", "_mps_convolution_transpose", "slow_conv_transpose2d",
-               "slow_conv_transpose3d")  # fmt: skip
+               "slow_conv_transpose3d", "cudnn_convolution_transpose")  # fmt: skip
+
+
+IGNORED_BACKEND = {
+    "move": (
+        "_cudnn_rnn_flatten_weight", "_convert_weight_to_int4pack", "_convert_weight_to_int4pack_for_cpu",
+        "_dyn_quant_pack_4bit_weight", "_cslt_compress", "_to_sparse_semi_structured",
+        "_sparse_semi_structured_tile",
+    ),
+    "query": (
+        "_fused_sdp_choice", "_use_cudnn_ctc_loss", "_use_miopen_ctc_loss", "_cslt_sparse_mm_search",
+        "_nested_tensor_from_mask_left_aligned",
+    ),
+}  # fmt: skip
+"""Weight packing into a backend layout (data movement) and backend queries (which kernel, whether a
+mask is left-aligned: metadata), by category; ``operators`` joins them to its ignored table."""
 
 
 def _convolution(args: tuple, out: object, transposed: bool) -> int:
@@ -49,6 +69,31 @@ def backend_convolution(args: tuple, kwargs: dict, out: object) -> int:
 def backend_transposed_convolution(args: tuple, kwargs: dict, out: object) -> int:
     """``(input, weight, ...)`` of a transposed convolution: ``aten.convolution``'s transposed count."""
     return _convolution(args, out, transposed=True)
+
+
+@register("cudnn_convolution_relu", "miopen_convolution_relu")
+def convolution_relu(args: tuple, kwargs: dict, out: object) -> int:
+    """``(input, weight, bias, stride, padding, dilation, groups)``: ``aten.convolution``'s count (bias
+    not counted, as there) and one ReLU comparison per output element."""
+    return _convolution(args, out, transposed=False) + elements(out)
+
+
+@register("cudnn_convolution_add_relu", "miopen_convolution_add_relu")
+def convolution_add_relu(args: tuple, kwargs: dict, out: object) -> int:
+    """``(input, weight, z, alpha, bias, stride, padding, dilation, groups)``: the convolution, then
+    ``relu(conv + alpha·z)``: ``add``'s ``1 + [alpha ≠ 1]`` and the comparison per output element."""
+    alpha = arg(args, kwargs, 3, "alpha", 1)
+    return _convolution(args, out, transposed=False) + elements(out) * (
+        2 + (alpha is not None and alpha != 1)
+    )
+
+
+@register("conv_tbc")
+def time_batch_channel_convolution(args: tuple, kwargs: dict, out: object) -> int:
+    """``(input[T, B, C_in], weight[K, C_in, C_out], bias, pad)`` -> ``out[T', B, C_out]``: the 1-d
+    convolution's ``2·out·C_in·K`` (``aten.convolution``'s convention: bias not counted)."""
+    kernel, in_channels = int(args[1].shape[0]), int(args[1].shape[1])
+    return 2 * elements(out) * in_channels * kernel
 
 
 @register("_embedding_bag", "_embedding_bag_forward_only")
@@ -102,7 +147,17 @@ def batch_product_sum(args: tuple, kwargs: dict, out: object) -> int:
     return 2 * batches * rows * inner * cols + batches * rows * cols
 
 
-@register("_int_mm", "_weight_int8pack_mm", "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu")
+@register("cudnn_batch_norm")
+def cudnn_batch_norm(args: tuple, kwargs: dict, out: object) -> int:
+    """``(input, weight, bias, running_mean, running_var, training, momentum, eps)``: ``native_batch_norm``'s
+    arguments and count (cuDNN's kernel for it)."""
+    return batch_norm_formula(args, kwargs, out)
+
+
+@register(
+    "_int_mm", "_weight_int8pack_mm", "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu",
+    "_weight_int4pack_mm_with_scales_and_zeros", "_dyn_quant_matmul_4bit",
+)  # fmt: skip
 def quantized_weight_product(args: tuple, kwargs: dict, out: object) -> int:
     """``(self[m, k], packed weight, ...)`` -> ``out[m, n]``: ``2·m·k·n`` multiply-adds plus one scale
     multiply per output (``_weight_int*pack_mm``: the per-channel/group scales applied to the result;
@@ -111,6 +166,36 @@ def quantized_weight_product(args: tuple, kwargs: dict, out: object) -> int:
     rows, inner = _matrix(args[0])
     cols = int(first_tensor(out).shape[-1])  # type: ignore[union-attr]
     return 2 * rows * inner * cols + rows * cols
+
+
+@register("mkldnn_linear")
+def onednn_linear(args: tuple, kwargs: dict, out: object) -> int:
+    """``(input[..., k], weight[n, k], bias)``: ``linear``'s ``2·rows·k·n`` (bias not counted)."""
+    return 2 * math.prod(args[0].shape[:-1]) * int(args[1].shape[-1]) * int(args[1].shape[0])
+
+
+@register("mkldnn_linear_backward_input")
+def onednn_linear_grad_input(args: tuple, kwargs: dict, out: object) -> int:
+    """``(input_size, grad[..., n], weight[n, k])``: ``grad·W``, ``2·rows·n·k``."""
+    return 2 * elements(args[1]) * int(args[2].shape[-1])
+
+
+@register("mkldnn_linear_backward_weights")
+def onednn_linear_grad_weights(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad[..., n], input[..., k], weight, bias_defined)``: ``gradᵀ·input`` ``2·rows·n·k``, and the
+    bias gradient's ``rows·n − n`` adds when a bias exists."""
+    grad, width = args[0], int(args[1].shape[-1])
+    features = int(grad.shape[-1])
+    bias = max(elements(grad) - features, 0) if arg(args, kwargs, 3, "bias_defined", False) else 0
+    return 2 * elements(grad) * width + bias
+
+
+@register("_scaled_mm_v2")
+def scaled_product(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self[m, k], mat2[k, n], scales, ...)``: the native ``_scaled_mm`` count, ``2·m·k·n`` (the
+    scales and the bias are not counted there)."""
+    rows, inner = _matrix(args[0])
+    return 2 * rows * inner * int(args[1].shape[-1])
 
 
 @register("col2im")

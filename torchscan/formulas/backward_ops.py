@@ -76,6 +76,20 @@ def leaky_relu_backward(args: tuple, kwargs: dict, out: object) -> int:
     return 2 * _grad(args)
 
 
+def shrink_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``hardshrink_backward``/``softshrink_backward(grad, self, lambd)``: ``grad`` where ``|x| > λ``,
+    else 0: two comparisons, ``2N``."""
+    return 2 * _grad(args)
+
+
+def rrelu_with_noise_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, noise, lower, upper, training, self_is_result)``: training multiplies each
+    gradient by its sampled slope (``N``); evaluation is ``leaky_relu_backward`` (``2N``)."""
+    lower, upper = arg(args, kwargs, 3, "lower"), arg(args, kwargs, 4, "upper")
+    sampled = bool(arg(args, kwargs, 5, "training")) and upper - lower > 1e-6
+    return _grad(args) if sampled else 2 * _grad(args)
+
+
 def hardtanh_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, self, min, max)``: ``grad if min < x < max else 0``: two comparisons, ``2N``."""
     return 2 * _grad(args)
@@ -133,6 +147,13 @@ def softmax_backward(args: tuple, kwargs: dict, out: object) -> int:
     multiply N: ``4N − R``."""
     n, r = _rows(args[1], args[2])
     return 4 * n - r
+
+
+def masked_softmax_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_masked_softmax_backward(grad, y, mask, dim)``: :func:`softmax_backward` along ``dim`` (the
+    last when ``None``); masked positions are selected away (free)."""
+    dim = arg(args, kwargs, 3, "dim")
+    return softmax_backward((args[0], args[1], -1 if dim is None else dim), {}, out)
 
 
 def log_softmax_backward(args: tuple, kwargs: dict, out: object) -> int:
@@ -208,6 +229,15 @@ def batch_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     return count
 
 
+def backend_batch_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``cudnn_batch_norm_backward``/``miopen_batch_norm_backward(input, grad, weight, running_mean,
+    running_var, save_mean, save_var, eps, ...)``: the backends' training-mode kernels, counted as
+    ``native_batch_norm_backward`` in training with all three gradients (:func:`_norm_backward`)."""
+    inputs = args[0]
+    channels = dim_size(inputs, 1) if inputs.dim() > 1 else 1
+    return _norm_backward(elements(inputs), channels, args[2] is not None, [True, True, True])
+
+
 def rms_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``_fused_rms_norm_backward(grad, input, normalized_shape, rstd, weight, output_mask)``.
 
@@ -234,6 +264,12 @@ def max_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, self, ..., indices)``: each output gradient is added at its argmax: ``G`` adds
     (overlapping windows accumulate)."""
     return _grad(args)
+
+
+def recomputed_max_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``max_pool2d_backward(grad, self, kernel_size, ...)`` (no saved indices): each window's argmax
+    is found again (``K − 1`` comparisons) and its gradient added: ``G·K``."""
+    return _grad(args) * _kernel_volume(args[2], 2)
 
 
 def _kernel_volume(kernel_size: object, rank: int) -> int:
@@ -353,20 +389,34 @@ BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "softplus_backward": softplus_backward,
     "log_sigmoid_backward": log_sigmoid_backward,
     "native_dropout_backward": dropout_backward,
+    "hardshrink_backward": shrink_backward,
+    "softshrink_backward": shrink_backward,
+    "rrelu_with_noise_backward": rrelu_with_noise_backward,
     "_softmax_backward_data": softmax_backward,
+    "_masked_softmax_backward": masked_softmax_backward,
     "_log_softmax_backward_data": log_softmax_backward,
     "native_layer_norm_backward": layer_norm_backward,
     "native_group_norm_backward": group_norm_backward,
     "native_batch_norm_backward": batch_norm_backward,
+    "batch_norm_backward": batch_norm_backward,  # the same arguments, ``update`` for ``train``
+    "cudnn_batch_norm_backward": backend_batch_norm_backward,
+    "miopen_batch_norm_backward": backend_batch_norm_backward,
     "_fused_rms_norm_backward": rms_norm_backward,
     "max_pool2d_with_indices_backward": max_pool_backward,
     "max_pool3d_with_indices_backward": max_pool_backward,
+    "max_pool2d_backward": recomputed_max_pool_backward,
+    "fractional_max_pool2d_backward": max_pool_backward,
+    "fractional_max_pool3d_backward": max_pool_backward,
+    "mkldnn_max_pool2d_backward": max_pool_backward,
+    "mkldnn_max_pool3d_backward": max_pool_backward,
+    "mkldnn_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward(2),
     "adaptive_max_pool2d_backward": max_pool_backward,
     "adaptive_max_pool3d_backward": max_pool_backward,
     "avg_pool2d_backward": avg_pool_backward(2),
     "avg_pool3d_backward": avg_pool_backward(3),
     "_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward(2),
     "_adaptive_avg_pool3d_backward": adaptive_avg_pool_backward(3),
+    "adaptive_avg_pool3d_backward": adaptive_avg_pool_backward(3),  # its out= form (grad_input)
     "embedding_dense_backward": embedding_backward,
     "_scaled_dot_product_flash_attention_for_cpu_backward": cpu_sdpa_backward,
     "reflection_pad1d_backward": padding_backward,

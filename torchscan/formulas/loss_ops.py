@@ -1,7 +1,8 @@
 """Loss kernels of a training step (training-and-hardware.md 2), ``torchscan_flops_v1``.
 
 Forward and backward kernels of the losses PyTorch implements as single operators (``nll_loss``,
-``mse_loss``, ``binary_cross_entropy``, ``smooth_l1_loss``, ``huber_loss``); composite losses
+``mse_loss``, ``binary_cross_entropy``, ``smooth_l1_loss``, ``huber_loss``, ``soft_margin_loss``,
+``multi_margin_loss``); composite losses
 (``cross_entropy``, ``l1_loss``, ``kl_div``, …) reach the observer as their parts. Costs as
 formulas.md B.8: a multiply, add, subtract, divide, comparison, ``log``, ``exp``, ``abs`` or ``sign``
 costs 1; selecting a value is free. ``N`` is the element count of the input; a reduction sums
@@ -101,6 +102,50 @@ def smooth_l1_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
     return (6 + (arg(args, kwargs, 3, "reduction", _MEAN) == _MEAN)) * n
 
 
+def soft_margin_loss(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, target, reduction)``: ``log(1 + exp(−t·x))``: product, negate, exp, add, log: ``5N``;
+    then the reduction."""
+    n = elements(args[0])
+    return 5 * n + _reduced(n, arg(args, kwargs, 2, "reduction", _MEAN))
+
+
+def soft_margin_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, reduction)``: ``z = exp(−t·x)`` 3, ``−t·z/(1 + z)`` 4, ``g·`` 1: ``8N``;
+    mean ``+N``."""
+    n = elements(args[1])
+    return (8 + (arg(args, kwargs, 3, "reduction", _MEAN) == _MEAN)) * n
+
+
+def _margin_terms(args: tuple, kwargs: dict, weight_index: int) -> tuple[int, int, int]:
+    """``(samples, classes, extras)`` of a multi-class margin loss: ``extras`` counts the square
+    (``p = 2``) and the class weight per term."""
+    scores = args[1 if weight_index == 5 else 0]
+    classes = int(scores.shape[-1]) if scores.dim() else 1
+    samples = elements(scores) // classes if classes else 0
+    p = arg(args, kwargs, weight_index - 2, "p", 1)
+    extras = (p == 2) + (arg(args, kwargs, weight_index, "weight") is not None)
+    return samples, classes, extras
+
+
+def multi_margin_loss(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self[N, C], target, p, margin, weight, reduction)``: per sample, for each of the ``C − 1``
+    other classes ``max(0, margin − x_y + x_c)`` 3, its square (``p = 2``) and weight 1 each; the
+    ``C − 2`` adds and the divide by ``C``: ``(C − 1)·(4 + extras)`` per sample; then the reduction
+    over samples."""
+    samples, classes, extras = _margin_terms(args, kwargs, 4)
+    per_sample = max(classes - 1, 0) * (4 + extras)
+    return samples * per_sample + _reduced(samples, arg(args, kwargs, 5, "reduction", _MEAN))
+
+
+def multi_margin_loss_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``(grad, self, target, p, margin, weight, reduction)``: per term the margin and its test 3,
+    ``2z`` (``p = 2``) and weight 1 each, the ``g/C`` product 1 and the add into ``x_y``'s gradient 1:
+    ``(C − 1)·(5 + extras)`` per sample; mean divides once per sample."""
+    samples, classes, extras = _margin_terms(args, kwargs, 5)
+    mean = arg(args, kwargs, 6, "reduction", _MEAN) == _MEAN
+    return samples * (max(classes - 1, 0) * (5 + extras) + mean)
+
+
 LOSS_FORMULAS: dict[str, OperatorFormula] = {
     "nll_loss_forward": nll_loss_forward,
     "nll_loss_backward": nll_loss_backward,
@@ -115,5 +160,9 @@ LOSS_FORMULAS: dict[str, OperatorFormula] = {
     "smooth_l1_loss_backward": smooth_l1_loss_backward,
     "huber_loss": smooth_l1_loss,
     "huber_loss_backward": smooth_l1_loss_backward,
+    "soft_margin_loss": soft_margin_loss,
+    "soft_margin_loss_backward": soft_margin_loss_backward,
+    "multi_margin_loss": multi_margin_loss,
+    "multi_margin_loss_backward": multi_margin_loss_backward,
 }
 """Bare aten name -> formula ``(args, kwargs, out) -> int``."""

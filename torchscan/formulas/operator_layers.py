@@ -139,8 +139,13 @@ def _batch_norm_no_update(args: tuple, kwargs: dict, out: object) -> int:
     return _batch_norm(args[0], _affine_count(*args[1:3]), args[3], args[4], False)
 
 
+batch_norm_formula = _native_batch_norm
 # native_batch_norm's arguments exactly (ROCm's kernel; the functionalized form of _legit)
 _register("miopen_batch_norm", "_native_batch_norm_legit_functional")(_native_batch_norm)
+
+
+# public names of the softmax and pooling formulas (fused kernels and out= forms reuse them)
+softmax_formula, log_softmax_formula = _softmax, _log_softmax
 
 
 # --- B.8: pooling and interpolation --------------------------------------------------------------
@@ -199,6 +204,13 @@ def _adaptive_avg_pool(rank: int) -> OperatorFormula:
     return formula
 
 
+avg_pool_formula, adaptive_avg_pool_formula = _avg_pool, _adaptive_avg_pool
+# oneDNN's and the quantized engine's pooling kernels take the same arguments (a quantized result
+# counts 0: integer comparisons, B.7.1); fractional max pooling's random offsets move the windows only
+_register("mkldnn_max_pool2d", "quantized_max_pool2d", "fractional_max_pool2d")(_max_pool(2))
+_register("mkldnn_max_pool3d", "quantized_max_pool3d", "fractional_max_pool3d")(_max_pool(3))
+_register("quantized_max_pool1d")(_max_pool(1))
+_register("mkldnn_adaptive_avg_pool2d")(_adaptive_avg_pool(2))
 for _rank in (2, 3):
     _register(f"max_pool{_rank}d_with_indices")(_max_pool(_rank))
     _register(f"avg_pool{_rank}d")(_avg_pool(_rank))

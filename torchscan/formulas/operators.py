@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import torch
 
-from torchscan.formulas import backward_ops, loss_ops, optimizer_ops
+from torchscan.formulas import backend_ops, backward_ops, gradient_ops, loss_ops, optimizer_ops
 from torchscan.formulas.operator_common import (
     OperatorFormula,
     UnsupportedOperatorFormula,
@@ -106,11 +106,15 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "_pack_padded_sequence", "complex", "block_diag", "max_unpool2d", "max_unpool3d",
         "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
         "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+        # the functional list copy; a quantized tensor's integers, and integers reinterpreted as one
+        "_foreach_copy", "int_repr", "_make_per_tensor_quantized_tensor",
+        "_make_per_channel_quantized_tensor", "copy_sparse_to_sparse", "_spdiags",
     ),
     _ALLOCATE: (
         "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided", "empty_permuted",
         "resize", "resize_as", "_resize_output", "_resize_output_", "_empty_affine_quantized",
-        "_empty_per_channel_affine_quantized",
+        "_empty_per_channel_affine_quantized", "empty_quantized", "resize_as_sparse", "sparse_resize",
+        "sparse_resize_and_clear",
     ),
     # families.md 1 step 2: queries of a tensor's metadata (and of a jagged tensor's stored offsets),
     # dispatched as operators for tensor subclasses such as nested (jagged) tensors
@@ -128,6 +132,8 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "q_scale", "q_zero_point", "qscheme", "is_set_to", "record_stream",
         "_nested_get_offsets", "_nested_get_lengths", "_nested_get_ragged_idx",
         "_nested_get_min_seqlen", "_nested_get_max_seqlen", "_nested_get_jagged_dummy",
+        # a sparse tensor's coalesced flag and index check, a nested tensor's stride bookkeeping
+        "_coalesced", "_validate_compressed_sparse_indices", "_nested_compute_contiguous_strides_offsets",
     ),
     _CREATE: (
         "full", "full_like", "lift_fresh", "lift_fresh_copy", "ones", "ones_like", "scalar_tensor",
@@ -139,7 +145,7 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         # sparse tensors built from given indices and values, and zero tensors without storage
         "sparse_coo_tensor", "_sparse_coo_tensor_with_dims", "_sparse_coo_tensor_with_dims_and_tensors",
         "sparse_compressed_tensor", "_efficientzerotensor", "_new_zeros_with_same_feature_meta",
-        "fft_fftfreq", "fft_rfftfreq",
+        "fft_fftfreq", "fft_rfftfreq", "from_file", "_sparse_compressed_tensor_with_dims",
     ),
     # real-models.md 2.1 (index_put and scatter are conditional: IGNORED_UNLESS_ACCUMULATING)
     INDEXING_REASON: (
@@ -158,6 +164,9 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         # and the algorithm, like sort/topk; as_strided_scatter writes like slice_scatter
         "median", "nanmedian", "mode", "kthvalue", "bucketize", "searchsorted", "nonzero_static",
         "as_strided_scatter",
+        # sparse index conversions and masks (integer index arithmetic and selection), LU unpacking
+        "_convert_indices_from_coo_to_csr", "_convert_indices_from_csr_to_coo", "sparse_mask",
+        "_sparse_mask_projection", "lu_unpack",
     ),
     RANDOM_REASON: (
         "bernoulli", "bernoulli_", "normal", "normal_", "uniform_", "exponential_", "random_", "rand",
@@ -168,11 +177,15 @@ _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
         "geometric_", "log_normal", "log_normal_", "poisson", "_standard_gamma",
         "_philox_key_fold_in", "_philox_key_split", "_philox_normal_", "_philox_uniform_",
         "_philox_normal", "_philox_uniform", "random", "_sample_dirichlet", "_cudnn_init_dropout_state",
+        "binomial", "_fill_mem_eff_dropout_mask_",
     ),
 }  # fmt: skip
 
 # training-and-hardware.md 2: view gradients zero-fill and copy; list copies and fills of optimizers
 _IGNORED_BY_REASON[_MOVE] += backward_ops.IGNORED_BACKWARD + optimizer_ops.IGNORED_FOREACH
+# weight packing into a backend's layout moves data; backend queries read metadata (backend_ops)
+_IGNORED_BY_REASON[_MOVE] += backend_ops.IGNORED_BACKEND["move"]
+_IGNORED_BY_REASON[METADATA_REASON] += backend_ops.IGNORED_BACKEND["query"]
 IGNORED_OPERATORS: dict[str, str] = {
     f"aten.{name}": reason for reason, names in _IGNORED_BY_REASON.items() for name in names
 }
@@ -198,6 +211,8 @@ IGNORED_UNLESS_ACCUMULATING: dict[str, Callable[[tuple, dict], bool]] = {
     "aten._unsafe_index_put": _plain_index_put,  # same arguments; no bounds check
     "aten._index_put_impl": _plain_index_put,  # index_put's kernel (+ unsafe flag): same arguments
     "aten._index_put_impl_": _plain_index_put,
+    "aten.put": _plain_index_put,  # put(self, index, source, accumulate=False): same position
+    "aten.put_": _plain_index_put,
     "aten.scatter": _plain_scatter,
     "aten.scatter_": _plain_scatter,
 }
@@ -274,6 +289,8 @@ _register("eq", "ne", "ge", "gt", "le", "lt", rule=involves_floating)(_per_outpu
 _register("div", rule=true_division)(_per_output(1))
 _register("floor_divide", rule=rounded_division)(_per_output(1))  # integer: 0; floating: B.7.3
 _register("masked_fill", rule=filled_tensor)(_per_output(1))
+# in-place right shift: untagged, unlike __rshift__ (pointwise); integer shifts count 0 (B.7.1)
+_register("__irshift__")(_per_output(1))
 
 
 @_register("add", "sub", "rsub")
@@ -312,7 +329,7 @@ def _elu(args: tuple, kwargs: dict, out: object) -> int:
     return (6 + (scale != 1) + (input_scale != 1)) * elements(args[0])
 
 
-@_register("rrelu_with_noise")
+@_register("rrelu_with_noise", "rrelu_with_noise_functional")
 def _rrelu(args: tuple, kwargs: dict, out: object) -> int:
     """``4·in`` in evaluation; training draws random slopes and is unsupported."""
     if arg(args, kwargs, 4, "training", False):
@@ -339,6 +356,13 @@ def _index_put(args: tuple, kwargs: dict, out: object) -> int:
         )
     positions = math.prod(torch.broadcast_shapes(*(index.shape for index in indices)))
     return positions * math.prod(self.shape[len(indices) :])
+
+
+@_register("_unsafe_masked_index_put_accumulate")
+def _masked_index_put_accumulate(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, mask, indices, values)``: ``index_put``'s accumulating count over the broadcast index
+    positions; masked-out positions add the zeros the kernel substitutes."""
+    return _index_put((args[0], args[2]), {}, out)
 
 
 @_register("scatter", "scatter_add", "scatter_reduce")
@@ -378,7 +402,8 @@ def _sum(args: tuple, kwargs: dict, out: object) -> int:
     return max(elements(args[0]) - elements(out), 0)
 
 
-_register("all", "any", rule=involves_floating)(_sum)
+# _is_all_true/_is_any_true: the boolean reductions of runtime checks (0 by the input rule)
+_register("all", "any", "_is_all_true", "_is_any_true", rule=involves_floating)(_sum)
 
 
 @_register("mean", rule=reduction_dtype)
@@ -437,13 +462,20 @@ def _norm(args: tuple, kwargs: dict, out: object) -> int:
     raise UnsupportedOperatorFormula("Norm FLOPs cover only orders 1, 2, and +/-infinity.")
 
 
+@_register("linalg__powsum")
+def _power_sum(args: tuple, kwargs: dict, out: object) -> int:
+    """``max(2·in − out, 0)``: ``Σ |x|^ord`` (a vector norm without its root): the power or absolute
+    value per element and ``k − 1`` adds per reduced row, for every order."""
+    return max(2 * elements(args[0]) - elements(out), 0)
+
+
 @_register("dot", "vdot", "mv")
 def _vector_product(args: tuple, kwargs: dict, out: object) -> int:
     """``2 · prod(first input shape)``: one multiply-add per element of the first operand."""
     return 2 * math.prod(args[0].shape)
 
 
-@_register("_grouped_mm")
+@_register("_grouped_mm", "_scaled_grouped_mm")
 def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
     """``2 · in · weight.shape[-1]`` for packed rows ``(M, K)`` and experts ``(G, K, N)``."""
     rows, weight = args[0], args[1]
@@ -458,10 +490,13 @@ def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
 # sampling (families.md 2: torchvision names only, never an import), FFT, weight norm and isin
 # register on import.
 from torchscan.formulas import (  # noqa: E402, F401
-    backend_ops,
+    antialias_ops,
+    fused_ops,
+    linalg_ops,
     operator_layers,
     spectral_ops,
     statistics_ops,
+    sync_batch_norm_ops,
     vision_ops,
 )
 
@@ -469,6 +504,7 @@ from torchscan.formulas import (  # noqa: E402, F401
 
 for _name, _formula in {
     **backward_ops.BACKWARD_FORMULAS,
+    **gradient_ops.GRADIENT_FORMULAS,
     **loss_ops.LOSS_FORMULAS,
     **optimizer_ops.FOREACH_FORMULAS,
     **optimizer_ops.FUSED_FORMULAS,

@@ -1,14 +1,14 @@
 """Optimizer kernels of a training step (training-and-hardware.md 2), ``torchscan_flops_v1``.
 
-PyTorch's SGD, Adam and AdamW run one of three implementations: a per-parameter loop of plain
-operators (``mul_``, ``lerp_``, ``addcmul_``, ``sqrt``, ``div``, ``add_``, ``addcdiv_``; the default on
-CPU, counted by the B.8 rows), the ``_foreach_*`` list operators (the default on CUDA) and the fused
-kernels ``_fused_sgd_``, ``_fused_adam_``, ``_fused_adamw_``. A ``_foreach_*`` operator costs what the
-plain operator of its name costs on every tensor of its first list, so its formula is the sum of the
-per-tensor B.8 cost. A fused kernel performs the documented update of ``torch.optim`` per element;
-its formula counts the same arithmetic as the loop and list implementations of the same update
-(scalar bias corrections computed once per tensor are not element work and count 0 everywhere), so
-the three implementations of one step report the same optimizer FLOPs.
+PyTorch's SGD, Adam and AdamW run one of three implementations: a per-parameter loop of plain operators
+(``mul_``, ``lerp_``, ``addcmul_``, ``sqrt``, ``div``, ``add_``, ``addcdiv_``; the default on CPU,
+counted by the B.8 rows), the ``_foreach_*`` list operators (the default on CUDA) and the fused kernels
+``_fused_sgd_``, ``_fused_adam_``, ``_fused_adamw_`` (``_fused_adagrad_`` for Adagrad). A ``_foreach_*``
+operator costs what the plain operator of its name costs on every tensor of its first list, so its
+formula is the sum of the per-tensor B.8 cost. A fused kernel performs the documented update of
+``torch.optim`` per element; its formula counts the same arithmetic as the loop and list implementations
+of the same update (scalar bias corrections computed once per tensor are not element work and count 0
+everywhere), so the three implementations of one step report the same optimizer FLOPs.
 
 Convention as formulas.md B.8: a multiply, add, subtract, divide, comparison or square root costs 1;
 a scaled operand (``alpha``/``value`` ≠ 1) one more multiply; ``lerp`` 3 (difference, product, add).
@@ -130,6 +130,12 @@ def foreach_norm(args: tuple, kwargs: dict, out: object) -> int:
     raise UnsupportedOperatorFormula("Norm FLOPs cover only orders 1, 2, and +/-infinity.")
 
 
+def foreach_powsum(args: tuple, kwargs: dict, out: object) -> int:
+    """``_foreach_powsum(tensors, ord=2)``: ``Σ |x|^ord`` per tensor without the root of ``norm``: the
+    power (or absolute value) and the sum, ``2N − 1`` per tensor of ``N`` elements, for every order."""
+    return sum(max(2 * size - 1, 0) for size in _list_elements(args[0]))
+
+
 FOREACH_FORMULAS: dict[str, OperatorFormula] = {
     "_foreach_add": foreach_add,
     "_foreach_sub": foreach_add,
@@ -151,6 +157,7 @@ FOREACH_FORMULAS: dict[str, OperatorFormula] = {
     "_foreach_addcmul": foreach_addc,
     "_foreach_addcdiv": foreach_addc,
     "_foreach_norm": foreach_norm,
+    "_foreach_powsum": foreach_powsum,
 }
 """Bare names (in-place ``_`` variants are registered with them) -> formula."""
 
@@ -205,12 +212,28 @@ def fused_sgd(args: tuple, kwargs: dict, out: object) -> int:
     return elements * (per_element + _fused_extra(kwargs))
 
 
+def fused_adagrad(args: tuple, kwargs: dict, out: object) -> int:
+    """``_fused_adagrad_(params, grads, state_sums, state_steps, *, lr, lr_decay, weight_decay, eps,
+    maximize, grad_scale, found_inf)`` per parameter element.
+
+    ``torch.optim.Adagrad``'s documented update: maximize ``g = −g`` 1; weight decay ``g = g + λ·θ`` 2;
+    ``s = s + g²`` 2 (``addcmul``); ``std = sqrt(s) + ε`` 2; ``θ = θ − clr·g/std`` 3 (``addcdiv`` with
+    a coefficient; ``clr``, the decayed rate, is scalar work): ``7N`` by default, as the loop.
+    """
+    elements = sum(_list_elements(args[0]))
+    per_element = 7 + 2 * (kwargs.get("weight_decay", 0) != 0) + bool(kwargs.get("maximize", False))
+    return elements * (per_element + _fused_extra(kwargs))
+
+
 FUSED_FORMULAS: dict[str, OperatorFormula] = {
-    "_fused_adam_": fused_adam(decoupled=False),
-    "_fused_adamw_": fused_adam(decoupled=True),
-    "_fused_sgd_": fused_sgd,
+    "_fused_adam": fused_adam(decoupled=False),
+    "_fused_adamw": fused_adam(decoupled=True),
+    "_fused_sgd": fused_sgd,
+    "_fused_adagrad": fused_adagrad,
 }
-"""Bare names of the in-place fused optimizer kernels -> formula."""
+"""Bare names of the fused optimizer kernels -> formula; the in-place ``_`` kernels the optimizers
+call register with them, and the functional forms (which return the updated lists: what
+functionalization and ``torch.compile`` produce) take the same arguments."""
 
 
 # --- mixed-precision gradient scaling (torch.amp.GradScaler) -------------------------------------
@@ -231,7 +254,8 @@ def amp_update_scale(args: tuple, kwargs: dict, out: object) -> int:
 
 
 AMP_FORMULAS: dict[str, OperatorFormula] = {
-    "_amp_foreach_non_finite_check_and_unscale_": amp_unscale,
-    "_amp_update_scale_": amp_update_scale,
+    "_amp_foreach_non_finite_check_and_unscale": amp_unscale,
+    "_amp_update_scale": amp_update_scale,
 }
-"""Bare names of the gradient-scaler kernels -> formula."""
+"""Bare names of the gradient-scaler kernels -> formula (their in-place ``_`` forms, which
+``GradScaler`` calls, register with them)."""

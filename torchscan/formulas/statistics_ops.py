@@ -20,6 +20,7 @@ from torchscan.formulas.operator_common import (
     arg,
     dim_size,
     elements,
+    first_tensor,
     involves_floating,
     reduction_dtype,
 )
@@ -97,6 +98,14 @@ def scan(args: tuple, kwargs: dict, out: object) -> int:
     return inputs - inputs // width if width else 0
 
 
+@register("_cummax_helper", "_cummin_helper")
+def scan_helper(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, values, indices, dim)``: the CPU kernel of ``cummax``/``cummin``, counted as they are:
+    ``in − in / width`` comparisons."""
+    inputs, width = elements(args[0]), dim_size(args[0], arg(args, kwargs, 3, "dim"))
+    return inputs - inputs // width if width else 0
+
+
 @register("bincount")
 def bin_count(args: tuple, kwargs: dict, out: object) -> int:
     """``in``: one weight added per input value (``weights`` given: a floating result); counting
@@ -104,7 +113,40 @@ def bin_count(args: tuple, kwargs: dict, out: object) -> int:
     return elements(args[0])
 
 
-def _distance_terms(p: float, width: int) -> int:
+def _density(kwargs: dict, out: object) -> int:
+    counts = first_tensor(out)
+    return 2 * elements(counts) if kwargs.get("density", False) and counts is not None else 0
+
+
+@register("histogram")
+def histogram(args: tuple, kwargs: dict, out: object) -> int:
+    """``histc``'s convention: one bin increment (or weight add) per input value (finding the bin is
+    not counted), and with ``density`` the normalisation: a sum and a divide per bin, ``2·bins``."""
+    return elements(args[0]) + _density(kwargs, out)
+
+
+@register("_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors")
+def histogram_dd(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self[..., D], bins, ...)``: :func:`histogram`'s count with one increment per sample (a row
+    of ``D`` coordinates)."""
+    inputs = args[0]
+    rows = inputs.dim() > 1 and int(inputs.shape[-1]) > 0
+    samples = elements(inputs) // int(inputs.shape[-1]) if rows else elements(inputs)
+    return samples + _density(kwargs, out)
+
+
+@register("_histogramdd_bin_edges")
+def histogram_bin_edges(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self[N, D], bins, *, range)``: edges spaced evenly between the bounds are created (0); without
+    a ``range`` the bounds are the data's ``min`` and ``max`` per dimension, ``2·(N − 1)·D``."""
+    if kwargs.get("range") is not None:
+        return 0
+    inputs = args[0]
+    width = int(inputs.shape[-1]) if inputs.dim() > 1 else 1
+    return 2 * max(elements(inputs) // max(width, 1) - 1, 0) * width
+
+
+def distance_terms(p: float, width: int) -> int:
     """FLOPs of one ``p``-distance between two vectors of ``width``: the difference, then the norm."""
     if width == 0:
         return 0
@@ -120,11 +162,11 @@ def pairwise_distance(args: tuple, kwargs: dict, out: object) -> int:
     """``(x1[..., P, M], x2[..., R, M], p, compute_mode)``: ``out`` pairs, each a ``p``-distance over
     ``M`` (``3M`` for ``p = 2``, ``3M − 1`` for 1 and infinity). The matrix-product path of
     ``compute_mode`` does the same nominal arithmetic in another order."""
-    return elements(out) * _distance_terms(float(arg(args, kwargs, 2, "p")), int(args[0].shape[-1]))
+    return elements(out) * distance_terms(float(arg(args, kwargs, 2, "p")), int(args[0].shape[-1]))
 
 
 @register("dist")
 def distance(args: tuple, kwargs: dict, out: object) -> int:
     """``(self, other, p=2)``: one ``p``-distance over the broadcast elements."""
     width = math.prod(torch.broadcast_shapes(args[0].shape, args[1].shape))
-    return _distance_terms(float(arg(args, kwargs, 2, "p", 2)), width)
+    return distance_terms(float(arg(args, kwargs, 2, "p", 2)), width)
