@@ -150,3 +150,15 @@ def test_backend_packing_and_queries_are_ignored_with_their_category():
 def test_dequantize_lists_sum_their_results():
     results = [torch.empty(2, 3), torch.empty(4)]
     assert fused_ops.dequantize((results,), {}, results) == 2 * (6 + 4)
+
+
+def test_the_qat_observer_is_unsupported_naming_its_tensor_flags():
+    from torch.ao.quantization import get_default_qat_qconfig, prepare_qat
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3)).train()
+    model.qconfig = get_default_qat_qconfig("fbgemm")
+    model = prepare_qat(model)
+    report = measure_flops(lambda: model(torch.ones(1, 3, 8, 8)))
+    assert report["total"]["status"] == "partial" and report["total"]["known_value"] > 0
+    messages = {entry["operator"]: entry["message"] for entry in report["diagnostics"]}
+    assert messages == {"aten._fused_moving_avg_obs_fq_helper": fused_ops.OBSERVER_FLAGS_REASON}

@@ -211,6 +211,22 @@ def fake_quantize_learnable_backward(args: tuple, kwargs: dict, out: object) -> 
     return 11 * elements(args[1])
 
 
+OBSERVER_FLAGS_REASON = (
+    "Fused observer and fake-quantize FLOPs depend on the observer_on and fake_quant_on tensor flags, "
+    "whose values formulas do not read."
+)
+
+
+@register("_fused_moving_avg_obs_fq_helper", "_fused_moving_avg_obs_fq_helper_functional")
+def observed_fake_quantize(args: tuple, kwargs: dict, out: object) -> int:
+    """``(self, observer_on, fake_quant_on, running_min, running_max, scale, zero_point, ...)``, the
+    default QAT observer: when ``observer_on`` it updates the running range (``2·(N − 1)`` comparisons
+    and the averages), when ``fake_quant_on`` it fake-quantizes (``7N``). Both switches are tensors,
+    and formulas never read tensor values, so every call is unsupported, naming them (issue #19's
+    bad-input rule: never a guess, never a zero)."""
+    raise UnsupportedOperatorFormula(OBSERVER_FLAGS_REASON)
+
+
 @register("quantize_per_tensor", "quantize_per_channel", rule=involves_floating)
 def quantize(args: tuple, kwargs: dict, out: object) -> int:
     """``q = clamp(round(x/s) + z, qmin, qmax)``: divide, round, add, two comparisons: ``5N`` per
