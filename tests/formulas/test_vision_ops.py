@@ -132,6 +132,77 @@ def test_deform_conv2d_groups_and_bias_follow_the_convolution(ops):
     assert conv == 1296 and value == 1296 + 2268
 
 
+# --- backward kernels (training a detection head) ------------------------------------------------
+
+
+def _backward_report(forward):  # type: ignore[no-untyped-def]
+    """measure_flops of forward + backward, run under enable_grad (backward needs autograd)."""
+    from torchscan import measure_flops
+
+    return measure_flops(lambda: forward().sum().backward())
+
+
+def test_roi_align_backward_counts_the_forward_taps(ops):
+    # grad (3, 2, 2, 2) with s = 2: 24·8·4 = 768, the forward's count
+    boxes = [torch.tensor([[0.0, 0, 4, 4], [1, 1, 5, 5], [2, 2, 7, 7]])]
+    x = torch.rand(1, 2, 8, 8, requires_grad=True)
+    report = _backward_report(lambda: ops.roi_align(x, boxes, output_size=2, sampling_ratio=2))
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert report["by_operator"]["torchvision._roi_align_backward"] == 768
+    assert report["by_phase"]["backward"]["value"] >= 768
+
+
+def test_roi_align_backward_adaptive_ratio_is_unsupported(ops):
+    x = torch.rand(1, 2, 8, 8, requires_grad=True)
+    report = _backward_report(lambda: ops.roi_align(x, [torch.rand(3, 4)], output_size=2, sampling_ratio=0))
+    codes = {(entry["code"], entry["operator"]) for entry in report["diagnostics"]}
+    assert ("unsupported_operator_formula", "torchvision._roi_align_backward") in codes
+    assert report["total"]["status"] == "partial"
+
+
+def test_ps_roi_align_backward_counts_one_channel_group(ops):
+    # grad (3, 2, 2, 2), s = 1: 24·8 = 192
+    x = torch.rand(1, 8, 8, 8, requires_grad=True)
+    report = _backward_report(lambda: ops.ps_roi_align(x, [torch.rand(3, 4)], 2, sampling_ratio=1))
+    assert report["by_operator"]["torchvision._ps_roi_align_backward"] == 192
+
+
+def test_roi_pool_backward_adds_each_gradient_once(ops):
+    # the forward stays unsupported (bin sizes); the backward adds K·C·ph·pw = 3·8·2·2 = 96 gradients
+    x = torch.rand(1, 8, 8, 8, requires_grad=True)
+    report = _backward_report(lambda: ops.roi_pool(x, [torch.rand(3, 4) * 4], 2))
+    assert report["by_operator"]["torchvision._roi_pool_backward"] == 96
+    operators = {entry["operator"] for entry in report["diagnostics"]}
+    assert operators == {"torchvision.roi_pool"}
+
+
+def test_ps_roi_pool_backward_is_unsupported(ops):
+    x = torch.rand(1, 8, 8, 8, requires_grad=True)
+    report = _backward_report(lambda: ops.ps_roi_pool(x, [torch.rand(3, 4) * 4], 2))
+    operators = {entry["operator"] for entry in report["diagnostics"]}
+    assert operators == {"torchvision.ps_roi_pool", "torchvision._ps_roi_pool_backward"}
+
+
+@pytest.mark.parametrize(("with_mask", "expected"), [(False, 5535), (True, 5859)])
+def test_deform_conv2d_backward(ops, with_mask, expected):
+    # forward convolution 972 (see above): 2·972 for the column and weight gradients; taps
+    # 162·22 = 3564 (162·24 = 3888 with the mask); bias gradient 1·3·3·3 = 27 (torchvision passes a
+    # zero bias when none is given)
+    x = torch.rand(1, 2, 5, 5, requires_grad=True)
+    offset, weight = torch.rand(1, 18, 3, 3), torch.rand(3, 2, 3, 3)
+    mask = torch.rand(1, 9, 3, 3) if with_mask else None
+    report = _backward_report(lambda: ops.deform_conv2d(x, offset, weight, mask=mask))
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert report["by_operator"]["torchvision._deform_conv2d_backward"] == expected
+
+
+def test_rotated_box_iou_is_unsupported_naming_the_polygon(ops):
+    boxes = torch.tensor([[1.0, 1, 2, 2, 0], [1, 1, 2, 2, 45]])
+    rotated_iou = torch.ops.torchvision.box_iou_rotated
+    message = unsupported(lambda: rotated_iou(boxes, boxes), "torchvision.box_iou_rotated")
+    assert "polygon" in message
+
+
 # --- grid samplers ----------------------------------------------------------------------------------
 
 

@@ -23,6 +23,14 @@ ROI_POOL_REASON = (
     "pixels the box covers), which a shape formula cannot know."
 )
 GRID_MODE_REASON = "Grid sampling FLOPs cover bilinear, nearest and bicubic (2-D) interpolation only."
+PS_ROI_POOL_BACKWARD_REASON = (
+    "PSRoIPool gradients are spread evenly over each bin's pixels, whose number follows the box "
+    "values, which a shape formula cannot know."
+)
+ROTATED_IOU_REASON = (
+    "Rotated-box IoU FLOPs depend on the intersection polygon of each pair (its vertex count "
+    "follows the box values), which a shape formula cannot know."
+)
 
 # Interpolation modes of the grid sampler (``GridSamplerInterpolation``) -> FLOPs per output value:
 # bilinear 4 weighted taps (4 mul + 3 add); nearest a gather (0); bicubic 4x4 taps (16 mul + 15 add).
@@ -48,11 +56,16 @@ def _roi_align(args: tuple, kwargs: dict, position_sensitive: bool) -> int:
     features, rois = args[0], args[1]
     ph, pw = int(arg(args, kwargs, 3, "pooled_height")), int(arg(args, kwargs, 4, "pooled_width"))
     ratio = int(arg(args, kwargs, 5, "sampling_ratio"))
-    if ratio <= 0:
-        raise UnsupportedOperatorFormula(ADAPTIVE_SAMPLING_REASON)
     channels = int(features.shape[1])
     c_out = channels // (ph * pw) if position_sensitive else channels
-    return int(rois.shape[0]) * c_out * ph * pw * 8 * ratio * ratio
+    return _sampled_bins(int(rois.shape[0]) * c_out * ph * pw, ratio)
+
+
+def _sampled_bins(bins: int, ratio: int) -> int:
+    """``8·s²`` FLOPs for each of ``bins`` RoIAlign output values (forward and backward alike)."""
+    if ratio <= 0:
+        raise UnsupportedOperatorFormula(ADAPTIVE_SAMPLING_REASON)
+    return bins * 8 * ratio * ratio
 
 
 @register_library("torchvision", "roi_align", rule=first_operand)
@@ -81,6 +94,54 @@ def roi_pool(args: tuple, kwargs: dict, out: object) -> int:
     """``roi_pool`` / ``ps_roi_pool``: each bin is a max over the pixels its box covers, so the
     comparisons depend on box values; always :class:`UnsupportedOperatorFormula` (never a guess)."""
     raise UnsupportedOperatorFormula(ROI_POOL_REASON)
+
+
+@register_library("torchvision", "_roi_align_backward", rule=first_operand)
+def roi_align_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_roi_align_backward(grad[K, C, ph, pw], rois, scale, ph, pw, N, C, H, W, sampling_ratio,
+    aligned)``: ``K·C·ph·pw·8·s²``, the forward's count.
+
+    Each output gradient is shared by its bin's ``s × s`` samples, and each sample spreads it over its
+    four taps: 4 multiplies by the bilinear weights and 4 adds into the input gradient, 8 per sample
+    (the division by the sample count is folded in as in the forward). Adaptive ``sampling_ratio ≤ 0``
+    depends on the box values: :class:`UnsupportedOperatorFormula` naming ``sampling_ratio``.
+    """
+    grad = args[0]
+    return _sampled_bins(grad.numel(), int(arg(args, kwargs, 9, "sampling_ratio")))
+
+
+@register_library("torchvision", "_ps_roi_align_backward", rule=first_operand)
+def ps_roi_align_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_ps_roi_align_backward(grad[K, C/(ph·pw), ph, pw], rois, channel_mapping, scale, ph, pw,
+    sampling_ratio, …)``: ``8·s²`` per output gradient, as :func:`roi_align_backward`."""
+    grad = args[0]
+    return _sampled_bins(grad.numel(), int(arg(args, kwargs, 6, "sampling_ratio")))
+
+
+@register_library("torchvision", "_roi_pool_backward", rule=first_operand)
+def roi_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_roi_pool_backward(grad[K, C, ph, pw], rois, argmax, …)``: ``K·C·ph·pw``.
+
+    Each output gradient is added to the one input pixel its bin's maximum came from (the forward's
+    ``argmax``): 1 add per output value. Bins without a pixel (argmax −1) depend on the box values
+    and are not credited (values unread), as ``nms`` does not credit suppressed pairs.
+    """
+    return int(args[0].numel())
+
+
+@register_library("torchvision", "_ps_roi_pool_backward", rule=first_operand)
+def ps_roi_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_ps_roi_pool_backward``: each bin's gradient is divided over the pixels the box covers, a
+    value-dependent count: always :class:`UnsupportedOperatorFormula` (never a guess)."""
+    raise UnsupportedOperatorFormula(PS_ROI_POOL_BACKWARD_REASON)
+
+
+@register_library("torchvision", "box_iou_rotated", rule=first_operand)
+def box_iou_rotated(args: tuple, kwargs: dict, out: object) -> int:
+    """``box_iou_rotated(boxes1, boxes2)``: the intersection polygon of each pair of rotated boxes is
+    clipped edge by edge, so its FLOPs follow the box values: always
+    :class:`UnsupportedOperatorFormula`."""
+    raise UnsupportedOperatorFormula(ROTATED_IOU_REASON)
 
 
 @register_library("torchvision", "deform_conv2d", rule=first_operand)
@@ -144,3 +205,26 @@ def grid_sampler_3d(args: tuple, kwargs: dict, out: object) -> int:
     """``grid_sampler_3d(input[N, C, Di, Hi, Wi], grid[N, Do, Ho, Wo, 3], mode, …)``:
     ``6·N·Do·Ho·Wo + N·C·Do·Ho·Wo·t``, ``t`` = 15 trilinear (8 taps: 8 mul + 7 add), 0 nearest."""
     return _GRID_3D(args, kwargs, out)
+
+
+@register_library("torchvision", "_deform_conv2d_backward", rule=first_operand)
+def deform_conv2d_backward(args: tuple, kwargs: dict, out: object) -> int:
+    """``_deform_conv2d_backward(grad[N, C_out, H_out, W_out], input, weight, offset, mask, bias, …,
+    use_mask)``: ``2·conv + N·C_in·kh·kw·H_out·W_out·(22 + 2m) + N·C_out·H_out·W_out``.
+
+    ``conv`` is the forward's convolution count (``2·N·C_out·H_out·W_out·(C_in/groups)·kh·kw``),
+    once for the gradient of the sampled columns and once for the weight gradient, as PyTorch counts
+    ``convolution_backward``. Per sampled tap (``N·C_in·kh·kw·H_out·W_out``): the column gradient is
+    spread over the 4 bilinear taps (4 mul + 4 add = 8) and each of the 2 offset coordinates gets the
+    derivative of the bilinear weights against the 4 tap values (4 mul + 3 add = 7, 14 in all); with
+    ``use_mask`` (``m = 1``) the column gradient is multiplied by the mask and the mask's gradient is
+    one multiply-add (2). The bias gradient sums the output gradient (1 add per element).
+    """
+    grad, features, weight = args[0], args[1], args[2]
+    batch, c_in = int(features.shape[0]), int(features.shape[1])
+    c_out, c_per_group, kh, kw = (int(size) for size in weight.shape)
+    h_out, w_out = int(grad.shape[-2]), int(grad.shape[-1])
+    mask = 1 if arg(args, kwargs, 14, "use_mask", False) else 0
+    convolution = 2 * batch * c_out * h_out * w_out * c_per_group * kh * kw
+    taps = batch * c_in * kh * kw * h_out * w_out
+    return 2 * convolution + taps * (22 + 2 * mask) + batch * c_out * h_out * w_out
