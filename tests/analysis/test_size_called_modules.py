@@ -131,3 +131,29 @@ def test_marian_size_called_positions_are_complete() -> None:
     for name in COMPUTE:
         assert report["totals"][name]["status"] == "complete", name
     assert report["operator_flops"]["total"]["status"] == "complete"
+
+
+class OptionalNorm(nn.Module):
+    """Perceiver-style: a native leaf (``nn.Identity``) called with ``None`` when no context is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.context_norm = nn.Identity()
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x: torch.Tensor, context: torch.Tensor | None = None) -> torch.Tensor:
+        context = self.context_norm(context)
+        return self.norm(x) if context is None else self.norm(x + context)
+
+
+def test_native_leaf_called_with_none_is_a_complete_zero() -> None:
+    report = torchscan.crawl_module(OptionalNorm(), args=(torch.randn(2, 8),))
+    identity = _layer(report, "context_norm")
+    assert _values(identity) == {name: ("complete", 0) for name in COMPUTE}
+    codes = {(d["code"], d.get("metric")) for d in report["diagnostics"] if d.get("path") == "context_norm"}
+    assert ("missing_metric_tensor", "module_flops") not in codes
+    assert all(report["totals"][name]["status"] == "complete" for name in COMPUTE)
+    # the LayerNorm, called with a tensor, keeps its module formula
+    norm = _layer(report, "norm")
+    assert norm["metrics"]["module_flops"]["status"] == "complete"
+    assert norm["metrics"]["module_flops"]["value"] > 0

@@ -24,6 +24,7 @@ from torchscan.analysis.inputs import FAILED, describe
 from torchscan.analysis.traversal import walk_modules
 from torchscan.formulas import registry
 from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
+from torchscan.formulas.tensors import first_tensor
 from torchscan.report.names import report_name
 from torchscan.report.schema import (
     BufferStats,
@@ -253,7 +254,7 @@ class CallRecorder:
             input={"args": [describe(a) for a in args], "kwargs": {}},
             parameters=parameters,
             buffers=buffer_stats,
-            covers_own_frame=info.is_leaf and info.has_formula,
+            covers_own_frame=info.is_leaf and info.has_formula and not _tensorless(args),
         )
         self.stack.append(len(self.records))
         self.records.append(record)
@@ -323,6 +324,16 @@ class CallRecorder:
                 record.ops = [call]
             else:
                 record.ops.append(call)
+
+
+def _tensorless(args: tuple[Any, ...]) -> bool:
+    """Whether a call's positional arguments hold values but no tensor (``Identity(None)``, a size).
+
+    Such a call of a leaf with a module formula gives the formula nothing to read: its operators are
+    recorded instead, and it is estimated from them like a module without a formula (families.md 3).
+    A keyword-only call keeps its formula (global pre-hooks do not see keywords).
+    """
+    return bool(args) and first_tensor(args) is None
 
 
 _SIGNATURES: dict[type, inspect.Signature | None] = {}
