@@ -170,6 +170,19 @@ def test_a_raising_step_still_closes():
     assert not model._forward_pre_hooks and not model._forward_hooks
 
 
+def test_the_callers_own_root_hooks_run_inside_the_step():
+    model = TinyLM()
+    model.register_forward_pre_hook(lambda module, args: (args[0] * 1,))  # integer: 0 FLOPs, 16 bytes
+    model.register_forward_hook(lambda module, args, out: out * 2)  # 10 FLOPs, 80 bytes
+
+    ids = torch.tensor([[1]])
+    report = measure_flops(lambda: model(ids), modules=model, by_step=True)
+    assert report["by_step"][0]["flops"]["value"] == 2 * 8 * 10 + 10
+    assert report["by_step"][0]["operator_bytes"]["value"] == step_bytes(1) + 2 * I64 + 2 * 10 * F32
+    assert report["outside_steps"]["flops"]["value"] == 0
+    assert report["outside_steps"]["attention_kv_bytes"]["value"] == 0  # no operator outside: complete 0
+
+
 def test_calls_on_another_thread_are_not_steps():
     model = TinyLM()
 

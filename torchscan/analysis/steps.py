@@ -122,7 +122,10 @@ class StepObserver(OperatorObserver):
         if self.root is None:
             return
         self._thread = threading.get_ident()
-        self._handles.append(self.root.register_forward_pre_hook(self._pre_hook, with_kwargs=True))
+        # first pre-hook and last forward hook of the root: the caller's own hooks on the root (and
+        # the tensor work they do) belong to the step
+        pre = self.root.register_forward_pre_hook(self._pre_hook, with_kwargs=True, prepend=True)
+        self._handles.append(pre)
         self._handles.append(self.root.register_forward_hook(self._post_hook, always_call=True))
 
     def detach(self) -> None:
