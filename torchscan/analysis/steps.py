@@ -168,9 +168,7 @@ class StepObserver(OperatorObserver):
         tally.flops += flops
         if not complete:
             tally.flops_gap = True
-        rule = entry.bytes_rule
-        if rule is None:  # resolved before this observer existed (never for a fresh observer)
-            rule = entry.bytes_rule = byte_rule(None, entry)
+        rule = entry.bytes_rule  # set by _resolve, the only source of this observer's entries
         if rule.zero:
             size = 0
         else:
