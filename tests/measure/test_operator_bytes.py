@@ -125,3 +125,12 @@ def test_flags_must_be_bools_before_the_workload_runs(key, value):
     with pytest.raises(TypeError, match=f"{key} must be a bool"):
         measure_flops(lambda: calls.append(1), **{key: value})
     assert calls == []
+
+
+def test_wrapper_subclass_operand_is_partial():
+    two_tensor = pytest.importorskip("torch.testing._internal.two_tensor")
+    wrapped = two_tensor.TwoTensor(torch.ones(3), torch.ones(3))  # stores two tensors behind one view
+    report = measure_flops(lambda: wrapped * 2, bytes=True)
+    assert report["operator_bytes"] == byte_result("partial", 0)
+    assert report["total"]["status"] == "complete"  # bytes never change the FLOP status
+    assert [d["code"] for d in report["diagnostics"]] == ["unsupported_operator_bytes"]
