@@ -140,6 +140,9 @@ class Entry:
     checked: bool = False
     # ``predicate(args, kwargs)``: this call is a plain indexing write, ignored with ``reason``.
     ignore_when: Callable[[tuple[Any, ...], Any], bool] | None = None
+    # How the bytes of its calls are counted (:class:`torchscan.analysis.operator_bytes.ByteRule`);
+    # set only by an observer that counts bytes, so the FLOP-only path never computes it.
+    bytes_rule: Any = None
 
 
 def is_pytorch_formula(formula: Callable[..., int]) -> bool:
@@ -234,7 +237,7 @@ CLASSIFICATION_KINDS = {
 _SELECTION_TAGS = (torch.Tag.dynamic_output_shape, torch.Tag.data_dependent_output)
 
 
-def _returns_alias(schema: Any) -> bool:
+def returns_alias(schema: Any) -> bool:
     """Whether a schema returns an alias of an input and writes nothing (``Tensor(a)``, no ``!``)."""
     if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
         return False
@@ -258,7 +261,7 @@ def metadata_reason(func: Any) -> str | None:
     if torch.Tag.view_copy in tags:  # view_copy, permute_copy, t_copy...: a view materialized
         return operators.MOVE_REASON
     schema = getattr(func, "_schema", None)
-    if schema is not None and _returns_alias(schema):
+    if schema is not None and returns_alias(schema):
         return operators.METADATA_REASON
     if (
         any(tag in tags for tag in _SELECTION_TAGS)

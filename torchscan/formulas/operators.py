@@ -46,6 +46,7 @@ from torchscan.formulas.operator_registry import per_output as _per_output
 from torchscan.formulas.operator_registry import register as _register
 
 __all__ = [
+    "ALLOCATE_REASON",
     "ARITHMETIC_DATA_DEPENDENT",
     "COMPLEX_VIEWS",
     "IGNORED_OPERATORS",
@@ -55,6 +56,7 @@ __all__ = [
     "NEAREST_RESAMPLING",
     "SCALAR_REASON",
     "SUPPLEMENTAL_FORMULAS",
+    "VIEW_REASON",
     "OperatorFormula",
     "UnsupportedOperatorFormula",
     "ignored_reason",
@@ -78,6 +80,9 @@ METADATA_REASON = "Metadata views and allocation have no FLOPs."
 # sizes) is Python-number bookkeeping; it does no tensor work whatever its packet's formula says
 SCALAR_REASON = "Python scalar and symbolic-size arithmetic does no tensor work."
 MOVE_REASON = _MOVE
+# generation.md 1: operators ignored with these reasons move no bytes (views, metadata, allocation)
+VIEW_REASON = _VIEW
+ALLOCATE_REASON = _ALLOCATE
 
 _IGNORED_BY_REASON: dict[str, tuple[str, ...]] = {
     _VIEW: (

@@ -15,6 +15,7 @@ from torchscan.analysis.dispatch import OperatorObserver
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.analysis.operator_resolution import native_registry, validate_custom_mapping
 from torchscan.analysis.recursion import frames_for_workload, recursion_limit_at_least
+from torchscan.analysis.steps import StepObserver
 from torchscan.report.schema import FlopReport
 
 
@@ -74,6 +75,8 @@ def measure_flops(
     *,
     modules: nn.Module | list[nn.Module] | None = None,
     custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
+    by_step: bool = False,
+    bytes: bool = False,
 ) -> FlopReport:
     """Count the operator FLOPs of one call of ``workload`` under ``torchscan_flops_v1``.
 
@@ -95,6 +98,14 @@ def measure_flops(
     validated and otherwise unused (``by_module`` labels come from PyTorch's tracker, which records
     only module calls of the calling thread).
 
+    ``bytes=True`` adds ``operator_bytes`` (operand bytes read plus output bytes written at each
+    operator boundary, generation.md 1; not DRAM traffic) and ``by_operator_bytes``.
+    ``by_step=True`` needs ``modules`` to be exactly one ``nn.Module``, the step root: each top-level
+    call of it is one entry of ``by_step`` (FLOPs, operator bytes, attention KV bytes, input tokens)
+    and everything else goes to ``outside_steps``; with ``operator_bytes``, they sum exactly to the
+    totals. The root's two hooks are removed after the call, also when the workload raises. Without
+    these options nothing of this runs per operator.
+
     Python's recursion limit is raised for the call (three times the current one, at most 30,000,
     never lowered) and restored afterwards: a workload whose plain run fits the current limit does
     not hit ``RecursionError`` because module hooks add a frame per nesting level.
@@ -107,6 +118,15 @@ def measure_flops(
         or (isinstance(modules, list) and all(isinstance(m, nn.Module) for m in modules))
     ):
         raise TypeError("modules must be None, an nn.Module or a list of nn.Module")
+    if by_step is not True and by_step is not False:
+        raise TypeError(f"by_step must be a bool, got {type(by_step).__name__}")
+    if bytes is not True and bytes is not False:
+        raise TypeError(f"bytes must be a bool, got {type(bytes).__name__}")
+    if by_step and not isinstance(modules, nn.Module):
+        raise ValueError(
+            "by_step=True needs modules= to be exactly one nn.Module (the step root whose top-level "
+            f"calls are the steps), got {'None' if modules is None else type(modules).__name__}"
+        )
     mapping = validate_custom_mapping(custom_mapping)
     native_registry()  # raises NotImplementedError before the workload runs when unavailable
 
@@ -114,13 +134,27 @@ def measure_flops(
     # module calls take an extra frame per nesting level, so the recursion limit is raised for the
     # call (as crawl_module does) and restored exactly, also when the workload raises.
     with ANALYSIS_LOCK, recursion_limit_at_least(frames_for_workload()):
+        if by_step or bytes:
+            root = modules if by_step and isinstance(modules, nn.Module) else None
+            stepped = StepObserver(mapping, root=root, by_operator_bytes=bytes)
+            try:
+                stepped.attach()
+                _observe(stepped, workload)
+            finally:
+                stepped.detach()
+            return stepped.report()
         observer = OperatorObserver(mapping)
-        tracker = _module_tracker()
-        if tracker is not None:
-            observer.module_labels = tracker
-            with tracker, observer:
-                workload()
-        else:
-            with observer:
-                workload()
+        _observe(observer, workload)
         return observer.report()
+
+
+def _observe(observer: OperatorObserver, workload: Callable[[], object]) -> None:
+    """Run ``workload`` once under ``observer`` and PyTorch's module tracker (``by_module``)."""
+    tracker = _module_tracker()
+    if tracker is not None:
+        observer.module_labels = tracker
+        with tracker, observer:
+            workload()
+    else:
+        with observer:
+            workload()

@@ -31,6 +31,9 @@ COUNTING_CONVENTION = "torchscan_flops_v1"
 NOT_REQUESTED = "not_requested"
 NOT_APPLICABLE = "not_applicable"
 COMMUNICATION_METHOD = "torchscan_collective_bytes"
+# Operator bytes and attention KV bytes (generation.md 1): operand traffic at the operator boundary.
+OPERATOR_BYTES_METHOD = "torchscan_operator_bytes"
+ATTENTION_KV_METHOD = "torchscan_attention_kv_bytes"
 # Module-local token dependencies (extensions-and-transformers.md 16.1): the method label and the
 # three literal assumptions every complete object carries, in order. Declared here, beside the other
 # wire constants, so that the torch-free validators and the formulas share one definition.
@@ -152,6 +155,25 @@ class FlopPhases(TypedDict):
     recompute: MetricResult
 
 
+class FlopStep(TypedDict):
+    """One top-level call of the step root (generation.md 1): FLOPs (scope ``step``, the operator
+    method), operator bytes and attention KV bytes (unit ``bytes``), and the call's token count."""
+
+    index: int
+    flops: MetricResult
+    operator_bytes: MetricResult
+    attention_kv_bytes: MetricResult
+    input_tokens: int | None
+
+
+class OutsideSteps(TypedDict):
+    """Work observed while no step ran (sampling, stopping criteria), scope ``outside_steps``."""
+
+    flops: MetricResult
+    operator_bytes: MetricResult
+    attention_kv_bytes: MetricResult
+
+
 class FlopReport(TypedDict):
     """Operator FLOPs of one workload call (``measure_flops`` or the same forward of an analysis)."""
 
@@ -167,6 +189,12 @@ class FlopReport(TypedDict):
     # collective ran or a process group is initialized
     logical_total: NotRequired[MetricResult]
     communication: NotRequired[Communication]
+    # generation.md 1: operator_bytes with bytes=True or by_step=True, by_operator_bytes with
+    # bytes=True, by_step and outside_steps with by_step=True (steps + outside sum to the totals)
+    operator_bytes: NotRequired[MetricResult]
+    by_operator_bytes: NotRequired[dict[str, int]]
+    by_step: NotRequired[list[FlopStep]]
+    outside_steps: NotRequired[OutsideSteps]
 
 
 # --- hardware facts the caller states (training-and-hardware.md 3) ---------------------------

@@ -1,0 +1,254 @@
+"""Steps of a workload and operator bytes (generation.md 1): ``by_step``, ``outside_steps``, bytes.
+
+:class:`StepObserver` is the operator observer of ``measure_flops(by_step=True)`` and
+``measure_flops(bytes=True)``. It counts FLOPs exactly as :class:`OperatorObserver` does and, for
+each counted operator call, files its FLOPs, its operator bytes and (for fused attention kernels)
+its key and value bytes under the step running at that moment, or under ``outside_steps``.
+
+A step is one top-level call of the step root: a call of the root while no other call of the root
+is running on the measuring thread, recognised by a forward pre-hook and an ``always_call`` forward
+hook on the root only. Because every counted call is filed exactly once, step FLOPs plus
+``outside_steps`` equal the total exactly (the same holds for bytes), mirroring ``by_phase``.
+The plain :class:`OperatorObserver` (``crawl_module``, ``measure_flops`` without these options)
+is untouched: none of this runs per operator there.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from torch import nn
+
+from torchscan.analysis.dispatch import OperatorObserver
+from torchscan.analysis.operator_bytes import UNSIZED_REASON, byte_rule, input_tokens, kv_bytes, operand_bytes
+from torchscan.analysis.operator_resolution import Entry
+from torchscan.report.diagnostics import diagnostic
+from torchscan.report.schema import (
+    ATTENTION_KV_METHOD,
+    OPERATOR_BYTES_METHOD,
+    OPERATOR_METHOD,
+    Diagnostic,
+    FlopReport,
+    FlopStep,
+    MetricResult,
+    OutsideSteps,
+    metric_result,
+)
+
+NOT_FUSED_TEXT = (
+    "ran no fused attention kernel: attention computed with plain matrix products (eager attention) "
+    "has no operand identified as keys and values, so attention_kv_bytes is unavailable there."
+)
+
+
+class Tally:
+    """FLOPs, bytes and KV bytes of one step (or of the work outside steps)."""
+
+    __slots__ = ("bytes", "bytes_gap", "flops", "flops_gap", "kv", "kv_gap", "kv_seen", "operators", "tokens")
+
+    def __init__(self, tokens: int | None = None) -> None:
+        self.flops = 0
+        self.flops_gap = False  # an operator of it was uncounted or unsupported
+        self.bytes = 0
+        self.bytes_gap = False  # an operand could not be sized
+        self.kv = 0
+        self.kv_gap = False
+        self.kv_seen = False  # a fused attention kernel ran in it
+        self.operators = 0
+        self.tokens = tokens
+
+    def results(self, scope: str) -> tuple[MetricResult, MetricResult, MetricResult]:
+        """``(flops, operator_bytes, attention_kv_bytes)`` results under ``scope``."""
+        flops = metric_result(
+            "partial" if self.flops_gap else "complete",
+            self.flops,
+            unit="FLOPs",
+            scope=scope,
+            method=OPERATOR_METHOD,
+        )
+        size = metric_result(
+            "partial" if self.bytes_gap else "complete",
+            self.bytes,
+            unit="bytes",
+            scope=scope,
+            method=OPERATOR_BYTES_METHOD,
+        )
+        if self.kv_seen or not self.operators:  # no operator at all: certainly no KV read
+            kv = metric_result(
+                "partial" if self.kv_gap else "complete",
+                self.kv,
+                unit="bytes",
+                scope=scope,
+                method=ATTENTION_KV_METHOD,
+            )
+        else:
+            kv = metric_result("unavailable", unit="bytes", scope=scope, method=ATTENTION_KV_METHOD)
+        return flops, size, kv
+
+
+class StepObserver(OperatorObserver):
+    """An :class:`OperatorObserver` that also counts operator bytes and, with a root, steps.
+
+    ``root`` (optional) is the step root; :meth:`attach` installs its two hooks and
+    :meth:`detach` removes them (call it in a ``finally``). ``by_operator_bytes`` keeps bytes per
+    operator name for the report's ``by_operator_bytes``.
+    """
+
+    def __init__(
+        self,
+        custom_mapping: Mapping[Any, Callable[..., int]] | None = None,
+        *,
+        root: nn.Module | None = None,
+        by_operator_bytes: bool = False,
+    ) -> None:
+        super().__init__(custom_mapping)
+        self.root = root
+        self.outside = Tally()
+        self.steps: list[Tally] = []
+        self.current = self.outside
+        self.operator_bytes: dict[str, int] | None = {} if by_operator_bytes else None
+        self.unsized: dict[str, str] = {}  # operator -> reason its bytes are a lower bound
+        self.unsized_kv: dict[str, str] = {}
+        self._depth = 0
+        self._thread = threading.get_ident()
+        self._handles: list[Any] = []
+
+    # --- steps ----------------------------------------------------------------------------------
+
+    def attach(self) -> None:
+        """Install the root's step hooks (forward pre-hook and ``always_call`` forward hook)."""
+        if self.root is None:
+            return
+        self._thread = threading.get_ident()
+        # first pre-hook and last forward hook of the root: the caller's own hooks on the root (and
+        # the tensor work they do) belong to the step
+        pre = self.root.register_forward_pre_hook(self._pre_hook, with_kwargs=True, prepend=True)
+        self._handles.append(pre)
+        self._handles.append(self.root.register_forward_hook(self._post_hook, always_call=True))
+
+    def detach(self) -> None:
+        """Remove the step hooks (idempotent); later operators would be outside any step."""
+        handles, self._handles = self._handles, []
+        for handle in handles:
+            handle.remove()
+        self._depth = 0
+        self.current = self.outside
+
+    def _pre_hook(self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if threading.get_ident() != self._thread:
+            return
+        self._depth += 1
+        if self._depth == 1:
+            step = Tally(input_tokens(args, kwargs))
+            self.steps.append(step)
+            self.current = step
+
+    def _post_hook(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        if threading.get_ident() != self._thread or not self._depth:
+            return
+        self._depth -= 1
+        if not self._depth:
+            self.current = self.outside
+
+    # --- counting -------------------------------------------------------------------------------
+
+    def _resolve(self, func: Any) -> Entry:
+        entry = super()._resolve(func)
+        entry.bytes_rule = byte_rule(func, entry)
+        return entry
+
+    def _count(
+        self, entry: Entry, args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
+    ) -> tuple[int, bool, bool]:
+        flops, complete, ignored = super()._count(entry, args, kwargs, out)
+        tally = self.current
+        tally.operators += 1
+        tally.flops += flops
+        if not complete:
+            tally.flops_gap = True
+        rule = entry.bytes_rule  # set by _resolve, the only source of this observer's entries
+        if rule.zero:
+            size = 0
+        else:
+            size, sized = operand_bytes(args, kwargs, out, rule.out_names)
+            tally.bytes += size
+            if not sized:
+                tally.bytes_gap = True
+                self.unsized.setdefault(entry.name, UNSIZED_REASON)
+            if rule.attention:
+                kv, kv_sized = kv_bytes(args, kwargs)
+                tally.kv_seen = True
+                tally.kv += kv
+                if not kv_sized:
+                    tally.kv_gap = True
+                    self.unsized_kv.setdefault(entry.name, UNSIZED_REASON)
+        if self.operator_bytes is not None:
+            self.operator_bytes[entry.name] = self.operator_bytes.get(entry.name, 0) + size
+        return flops, complete, ignored
+
+    # --- report ---------------------------------------------------------------------------------
+
+    def report(self) -> FlopReport:
+        """The FlopReport plus ``operator_bytes``, ``by_operator_bytes`` and the steps asked for."""
+        report = super().report()
+        known = self.outside.bytes + sum(step.bytes for step in self.steps)
+        gap = self.outside.bytes_gap or any(step.bytes_gap for step in self.steps)
+        report["operator_bytes"] = metric_result(
+            "partial" if gap else "complete",
+            known,
+            unit="bytes",
+            scope="workload",
+            method=OPERATOR_BYTES_METHOD,
+        )
+        if self.operator_bytes is not None:
+            report["by_operator_bytes"] = dict(sorted(self.operator_bytes.items()))
+        extra = [
+            diagnostic("unsupported_operator_bytes", reason, metric="operator_bytes", operator=name)
+            for name, reason in sorted(self.unsized.items())
+        ]
+        extra += [
+            diagnostic("unsupported_operator_bytes", reason, metric="attention_kv_bytes", operator=name)
+            for name, reason in sorted(self.unsized_kv.items())
+        ]
+        if self.root is not None:
+            report["by_step"] = self._steps()
+            flops, size, kv = self.outside.results("outside_steps")
+            outside: OutsideSteps = {"flops": flops, "operator_bytes": size, "attention_kv_bytes": kv}
+            report["outside_steps"] = outside
+            extra += self._not_fused(report["by_step"], kv)
+        report["diagnostics"] += extra
+        return report
+
+    def _steps(self) -> list[FlopStep]:
+        steps: list[FlopStep] = []
+        for index, step in enumerate(self.steps):
+            flops, size, kv = step.results("step")
+            steps.append(
+                {
+                    "index": index,
+                    "flops": flops,
+                    "operator_bytes": size,
+                    "attention_kv_bytes": kv,
+                    "input_tokens": step.tokens,
+                }
+            )
+        return steps
+
+    @staticmethod
+    def _not_fused(steps: list[FlopStep], outside: MetricResult) -> list[Diagnostic]:
+        """One ``attention_not_fused`` diagnostic naming every place whose KV bytes are unavailable."""
+        missing = [
+            str(step["index"]) for step in steps if step["attention_kv_bytes"]["status"] == "unavailable"
+        ]
+        places = []
+        if missing:
+            shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+            places.append(f"step{'s' if len(missing) > 1 else ''} {shown}")
+        if outside["status"] == "unavailable":
+            places.append("the work outside steps")
+        if not places:
+            return []
+        text = f"{' and '.join(places).capitalize()} {NOT_FUSED_TEXT}"
+        return [diagnostic("attention_not_fused", text, metric="attention_kv_bytes")]
