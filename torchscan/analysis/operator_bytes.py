@@ -46,6 +46,13 @@ ATTENTION_KERNELS = frozenset(
 )
 """Fused attention kernels whose ``key`` and ``value`` (arguments 1 and 2) are the KV bytes read."""
 
+MATRIX_PRODUCTS = frozenset(
+    f"aten.{name}" for name in ("mm", "bmm", "baddbmm", "addbmm", "addmm", "matmul", "einsum", "_grouped_mm")
+)
+"""Products through which attention can run unfused (eager ``matmul``/``einsum`` attention). Work that
+ran neither a fused attention kernel nor one of these ran no attention at all: its KV bytes are a
+complete 0 (sampling and stopping checks between decode steps), never ``attention_not_fused``."""
+
 UNSIZED_REASON = (
     "A sparse, nested or subclass tensor operand cannot be sized from its view; its bytes are not counted."
 )
@@ -63,6 +70,7 @@ class ByteRule:
     zero: bool  # moves no element (view, metadata, allocation)
     out_names: tuple[str, ...]  # ``out=`` arguments: written (sized as outputs), never read
     attention: bool  # a fused attention kernel: its key and value are KV bytes
+    product: bool  # a matrix product: unfused attention may have run through it
 
 
 def byte_rule(func: Any, entry: Entry) -> ByteRule:
@@ -72,7 +80,7 @@ def byte_rule(func: Any, entry: Entry) -> ByteRule:
         entry.reason in ZERO_BYTE_REASONS or (schema is not None and returns_alias(schema))
     )
     out_names = tuple(a.name for a in schema.arguments if a.is_out) if schema is not None else ()
-    return ByteRule(zero, out_names, entry.name in ATTENTION_KERNELS)
+    return ByteRule(zero, out_names, entry.name in ATTENTION_KERNELS, entry.name in MATRIX_PRODUCTS)
 
 
 def tensor_bytes(tensor: torch.Tensor) -> int:

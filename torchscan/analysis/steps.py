@@ -46,7 +46,7 @@ NOT_FUSED_TEXT = (
 class Tally:
     """FLOPs, bytes and KV bytes of one step (or of the work outside steps)."""
 
-    __slots__ = ("bytes", "bytes_gap", "flops", "flops_gap", "kv", "kv_gap", "kv_seen", "operators", "tokens")
+    __slots__ = ("bytes", "bytes_gap", "flops", "flops_gap", "kv", "kv_gap", "kv_seen", "products", "tokens")
 
     def __init__(self, tokens: int | None = None) -> None:
         self.flops = 0
@@ -56,7 +56,7 @@ class Tally:
         self.kv = 0
         self.kv_gap = False
         self.kv_seen = False  # a fused attention kernel ran in it
-        self.operators = 0
+        self.products = False  # a matrix product ran in it: attention may have run unfused
         self.tokens = tokens
 
     def results(self, scope: str) -> tuple[MetricResult, MetricResult, MetricResult]:
@@ -75,7 +75,7 @@ class Tally:
             scope=scope,
             method=OPERATOR_BYTES_METHOD,
         )
-        if self.kv_seen or not self.operators:  # no operator at all: certainly no KV read
+        if self.kv_seen or not self.products:  # no fused kernel and no product: no attention ran
             kv = metric_result(
                 "partial" if self.kv_gap else "complete",
                 self.kv,
@@ -164,11 +164,12 @@ class StepObserver(OperatorObserver):
     ) -> tuple[int, bool, bool]:
         flops, complete, ignored = super()._count(entry, args, kwargs, out)
         tally = self.current
-        tally.operators += 1
         tally.flops += flops
         if not complete:
             tally.flops_gap = True
         rule = entry.bytes_rule  # set by _resolve, the only source of this observer's entries
+        if rule.product:
+            tally.products = True
         if rule.zero:
             size = 0
         else:
