@@ -185,12 +185,13 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
 
 
 def report_kind(report: Any) -> str:
-    """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison`` or ``merged``.
+    """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison``, ``merged`` or
+    ``generation``.
 
-    (render.md 1.1; ``merged``: distributed.md 4.)
+    (render.md 1.1; ``merged``: distributed.md 4; ``generation``: generation.md 2.)
     """
     if isinstance(report, Mapping):
-        if report.get("report_type") in ("benchmark_comparison", "merged"):
+        if report.get("report_type") in ("benchmark_comparison", "merged", "generation"):
             return str(report["report_type"])
         if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
             return "benchmark"
@@ -206,6 +207,10 @@ def validate_report(report: Any) -> str:
         from torchscan.report.validate_merged import validate_merged_report
 
         validate_merged_report(report)
+    elif kind == "generation":
+        from torchscan.report.validate_generation import validate_generation_report
+
+        validate_generation_report(report)
     elif kind == "benchmark":
         validate_benchmark_report(report)
     else:
