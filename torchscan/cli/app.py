@@ -384,6 +384,12 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from torchscan.cli import generate
+
+    return generate.run(args, _write, _dump, _render)
+
+
 def _cmd_rss(args: argparse.Namespace) -> int:
     import subprocess
 
@@ -427,6 +433,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": _cmd_compare,
     "render": _cmd_render,
     "merge": _cmd_merge,
+    "generate": _cmd_generate,
     "rss": _cmd_rss,
 }
 

@@ -191,3 +191,38 @@ def render_generation(report: Mapping[str, Any], *, title: str) -> str:
         f"<title>{esc(title)}</title><style>{asset('explorer.css')}</style></head><body>"
         f'<main id="main"><h1>{esc(title)}</h1>{body}</main></body></html>\n'
     )
+
+
+def _fit_words(fit: Mapping[str, Any] | None) -> str:
+    if fit is None:
+        return "unavailable"
+    residual = number(fit["max_residual"])
+    return f"{number(fit['intercept'])} + {number(fit['slope'])} × context (max residual {residual})"
+
+
+def summary_text(report: Mapping[str, Any], label: str) -> str:
+    """Lines for a terminal: settings, one row per step, phase totals, the decode fit, diagnostics."""
+    context = report["context"]
+    mode = {True: "sampled", False: "greedy"}.get(context["do_sample"], "decoding mode unknown")
+    prefill = report["prefill"]
+    lines = [
+        f"generation of {label}: {context['model_type']}, prompt {_count(context['prompt_tokens'])} tokens, "
+        f"max_new_tokens {_count(context['max_new_tokens'])}, {mode}, "
+        f"cache {context['cache_class'] or 'none'}, "
+        f"attention {context['attention_implementation'] or 'unknown'}",
+        step_table_text(report),
+        f"prefill: FLOPs {short(prefill['flops'])}, bytes {short(prefill['operator_bytes'])}"
+        f"; decode ({report['decode']['steps']} steps): FLOPs {short(report['decode']['flops'])}, "
+        f"bytes {short(report['decode']['operator_bytes'])}; outside steps: FLOPs "
+        f"{short(report['outside_steps']['flops'])}",
+        f"decode fit: FLOPs ≈ {_fit_words(report['decode_fit']['flops'])}; KV bytes ≈ "
+        f"{_fit_words(report['decode_fit']['attention_kv_bytes'])}",
+    ]
+    if "hardware" in context:
+        lines.append(
+            f"bound: roofline under the stated facts of {context['hardware']['name']!r}, a lower bound on "
+            "time, not a prediction"
+        )
+    for entry in [*report["diagnostics"], *report["operator_flops"]["diagnostics"]]:
+        lines.append(f"  {entry['code']} ({entry['metric']}): {entry['message']}")
+    return "\n".join(lines)
