@@ -8,6 +8,7 @@ second, separate ``generate()`` is timed (never the counting pass, whose dispatc
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -71,10 +72,24 @@ def _check_arguments(
     if repeated:
         raise ValueError(f"kwargs and generate_kwargs both give {', '.join(map(repr, repeated[:5]))}")
     merged = {**first, **second}
-    # Greedy unless the caller chose: an explicit do_sample or a whole generation_config decides.
-    if "do_sample" not in merged and "generation_config" not in merged:
+    # Greedy unless the caller chose: an explicit do_sample or a whole generation_config decides. A
+    # hand-written generate() without a do_sample parameter is left alone (it has no sampling switch).
+    if (
+        "do_sample" not in merged
+        and "generation_config" not in merged
+        and _accepts(model.generate, "do_sample")
+    ):
         merged["do_sample"] = False
     return merged, facts
+
+
+def _accepts(function: Any, name: str) -> bool:
+    """Whether ``function`` takes a keyword ``name`` (explicitly or through ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): pass the keyword as asked
+        return True
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 def _setting(merged: Mapping[str, Any], model: nn.Module, name: str) -> Any:
