@@ -16,6 +16,7 @@ on a shared machine: the ratios are the result, not the absolute times.
 from __future__ import annotations
 
 import argparse
+import inspect
 import resource
 import statistics
 import sys
@@ -103,14 +104,17 @@ class DecodeLoop(nn.Module):
         super().__init__()
         self.model = model
         self.config = model.config
+        # transformers 5 names the cache argument `cache`; 4.x names it `past_key_values`
+        parameters = inspect.signature(model.forward).parameters
+        self.cache_key = "cache" if "cache" in parameters else "past_key_values"
 
     def forward(self, input_ids: torch.Tensor, cache: object) -> torch.Tensor:
-        return self.model(input_ids=input_ids, past_key_values=cache, use_cache=True).logits
+        return self.model(input_ids=input_ids, use_cache=True, **{self.cache_key: cache}).logits
 
     def generate(self, input_ids: torch.Tensor, max_new_tokens: int = 1) -> None:
         from transformers import DynamicCache
 
-        cache = DynamicCache(config=self.config)
+        cache = DynamicCache()
         logits = self(input_ids, cache=cache)
         for _ in range(max_new_tokens - 1):
             logits = self(logits[:, -1:].argmax(-1), cache=cache)
