@@ -122,7 +122,10 @@ class StepObserver(OperatorObserver):
         if self.root is None:
             return
         self._thread = threading.get_ident()
-        self._handles.append(self.root.register_forward_pre_hook(self._pre_hook, with_kwargs=True))
+        # first pre-hook and last forward hook of the root: the caller's own hooks on the root (and
+        # the tensor work they do) belong to the step
+        pre = self.root.register_forward_pre_hook(self._pre_hook, with_kwargs=True, prepend=True)
+        self._handles.append(pre)
         self._handles.append(self.root.register_forward_hook(self._post_hook, always_call=True))
 
     def detach(self) -> None:
@@ -165,9 +168,7 @@ class StepObserver(OperatorObserver):
         tally.flops += flops
         if not complete:
             tally.flops_gap = True
-        rule = entry.bytes_rule
-        if rule is None:  # resolved before this observer existed (never for a fresh observer)
-            rule = entry.bytes_rule = byte_rule(None, entry)
+        rule = entry.bytes_rule  # set by _resolve, the only source of this observer's entries
         if rule.zero:
             size = 0
         else:

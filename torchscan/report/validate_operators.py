@@ -20,6 +20,7 @@ from torchscan.report.validate_core import (
     require_object,
 )
 from torchscan.report.validate_merged import check_distributed_parts
+from torchscan.report.validate_steps import check_operator_bytes, check_steps
 
 _PHASES = ("forward", "backward", "optimizer", "recompute")
 
@@ -55,7 +56,8 @@ def check_phases(flops: dict[str, Any], where: str) -> None:
 
 
 def validate_operator_report(flops: dict[str, Any], where: str) -> None:
-    """Check one FlopReport object (standalone or inside an analysis), distributed parts included."""
+    """Check one FlopReport object (standalone or inside an analysis), distributed parts, operator
+    bytes and steps (generation.md 1) included."""
     version = flops.get("schema_version")
     if type(version) is not int or version != 1:
         raise fail(child(where, "schema_version"), "operator schema_version must be the integer 1")
@@ -75,6 +77,8 @@ def validate_operator_report(flops: dict[str, Any], where: str) -> None:
             raise fail(child(location, "reason"), "reason must be a string")
     check_diagnostics(require_list(flops, "diagnostics", where), child(where, "diagnostics"))
     check_phases(flops, where)
+    check_operator_bytes(flops, where)
+    check_steps(flops, where)
     check_distributed_parts(flops, where)
 
 
