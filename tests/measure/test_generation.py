@@ -296,3 +296,38 @@ def test_hand_written_generate_loop_without_transformers():
     assert report["context"]["model_type"] == "Tiny" and report["context"]["attention_implementation"] is None
     # Linear(4, 10) on n tokens: 2 x 4 x 10 x n FLOPs; embeddings count none
     assert [s["flops"]["value"] for s in report["steps"]] == [240, 320, 400]
+
+
+def test_a_generate_that_never_calls_the_model_has_no_steps():
+    class Idle(nn.Module):
+        def generate(self, **kwargs):
+            return None
+
+    report = measure_generation(Idle())
+    assert report["steps"] == [] and report["prefill"]["steps"] == 0
+    assert report["prefill"]["flops"]["value"] == 0  # nothing ran: a complete zero
+    assert {d["code"] for d in report["diagnostics"]} >= {"no_steps", "no_decode_steps"}
+    validate_report(json.loads(json.dumps(report)))
+
+
+def test_batch_of_two_prompts(gpt2):
+    prompts = torch.arange(32).reshape(2, 16)
+    report = measure_generation(gpt2, args=(prompts,), generate_kwargs={"max_new_tokens": 3})
+    assert report["context"]["batch_size"] == 2
+    assert [s["context_tokens"] for s in report["steps"]] == [16, 17, 18]  # per sequence
+    for step in report["steps"]:  # both sequences' caches are read
+        assert step["attention_kv_bytes"]["value"] == 2 * GPT2_KV_PER_TOKEN * step["context_tokens"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_counts_match_cpu_and_timing_synchronises(cached):
+    model = _gpt2().to("cuda")
+    report = measure_generation(
+        model, args=(PROMPT.to("cuda"),), generate_kwargs={"max_new_tokens": 8}, timing=True
+    )
+    assert report["context"]["device"] == "cuda:0"
+    assert [s["attention_kv_bytes"]["value"] for s in report["steps"]] == [
+        s["attention_kv_bytes"]["value"] for s in cached["steps"]
+    ]
+    assert report["timing"]["time_to_first_token"]["status"] == "complete"
+    assert len(report["timing"]["decode_step_seconds"]) == 7

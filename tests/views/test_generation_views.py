@@ -97,3 +97,15 @@ def test_options_that_do_not_apply_are_refused():
     report["steps"][0]["phase"] = "decode"
     with pytest.raises(ValueError, match=r"steps\[0\]\.phase"):
         render_report(report)
+
+
+def test_a_report_without_steps_still_renders():
+    from tests.report.generation_reports import context
+    from torchscan.measure.generation import build_report
+
+    flops = flop_report([])
+    report = _roundtrip(build_report(flops, context(), None))  # type: ignore[arg-type]
+    root = ET.fromstring(render_report(report, format="svg"))
+    assert root.findall(f".//{SVG}circle") == [] and root.findall(f".//{SVG}rect") == []
+    assert "no_steps" in render_report(report)
+    assert summary_text(report, "idle").count("\n") >= 2
