@@ -110,3 +110,17 @@ def test_a_target_without_generate_is_a_usage_error(capsys) -> None:
     assert status == 2
     assert_one_line_error(err)
     assert "generate" in err
+
+
+def test_compare_refuses_generation_reports(capsys, tmp_path: Path) -> None:
+    from tests.report.generation_reports import generation_report
+
+    saved = tmp_path / "gen.json"
+    saved.write_text(json.dumps(generation_report()))
+    status, _out, err = run(capsys, "compare", str(saved), str(saved))
+    assert status == 2
+    assert_one_line_error(err)
+    assert "generation reports cannot be compared" in err
+    status, _out, err = run(capsys, "render", str(saved), "--svg", str(tmp_path / "gen.svg"))
+    assert status == 0, err
+    assert (tmp_path / "gen.svg").read_text().startswith("<svg")

@@ -126,3 +126,10 @@ def test_not_a_json_tree_and_not_an_object():
     report["context"]["model_type"] = float("nan")
     with pytest.raises(ValueError, match=r"context\.model_type"):
         validate_report(report)
+
+
+def test_stated_hardware_needs_every_figure_on_every_step():
+    report = generation_report()
+    del report["steps"][2]["roofline_seconds"]
+    with pytest.raises(ValueError, match=r"steps\[2\]\.roofline_seconds: is missing"):
+        validate_report(report)

@@ -326,7 +326,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     files.check_outputs({"--json": args.json, "--html": args.html}, [Path(args.before), Path(args.after)])
     before, after = files.load_report(args.before), files.load_report(args.after)
     with _bad_report(f"invalid report {args.before!r} or {args.after!r}"):
-        timing = [report_kind(before) != "analysis", report_kind(after) != "analysis"]
+        kinds = [report_kind(before), report_kind(after)]
+        timing = [kind != "analysis" for kind in kinds]
+    if "generation" in kinds:
+        raise UsageError("generation reports cannot be compared here; compare AnalysisReports")
     if all(timing):
         raise UsageError(BENCHMARK_REFUSAL)
     if any(timing):

@@ -88,6 +88,9 @@ def _check_step(step: Any, position: int, stated: bool, where: str) -> None:
         if key not in step or (step[key] is not None and not is_count(step[key])):
             raise fail(child(where, key), "must be a nonnegative integer or null")
     _check_costs(step, where, "step")
+    for name in (*ANALYSIS_FIGURES, "bound"):
+        if stated and name not in step:  # the producer adds all three to every step, or none
+            raise fail(child(where, name), "is missing (context.hardware is stated)")
     for name in ANALYSIS_FIGURES:
         if name in step:
             check_metric_result(step[name], child(where, name))
