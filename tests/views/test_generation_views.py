@@ -22,11 +22,15 @@ def test_svg_draws_every_step_and_marks_the_prefill():
     report = _roundtrip(generation_report())
     page = render_report(report, format="svg")
     root = ET.fromstring(page)
-    squares = root.findall(f".//{SVG}rect[@class='prefill']")
-    circles = root.findall(f".//{SVG}circle")
-    # panel 1: FLOPs; panel 2: operator bytes and K/V bytes -> 3 prefill squares, 2 x 3 decode circles
-    assert len(squares) == 3 and len(circles) == 6
-    assert all(c.get("fill") != "none" for c in circles)  # all complete: filled
+    panels = root.findall(f"{SVG}g")
+    assert [p.get("class") for p in panels] == ["panel", "panel", "panel zoom"]
+    squares = [len(p.findall(f".//{SVG}rect[@class='prefill']")) for p in panels]
+    circles = [len(p.findall(f".//{SVG}circle")) for p in panels]
+    # FLOPs; operator bytes and K/V bytes; decode FLOPs alone (no prefill)
+    assert squares == [1, 2, 0] and circles == [2, 4, 2]
+    assert all(c.get("fill") != "none" for c in root.iter(f"{SVG}circle"))  # all complete: filled
+    zoom_ticks = [t.text for t in panels[2].findall(f"{SVG}text")][1:4]
+    assert zoom_ticks == ["110", "115", "120"]  # the decode FLOPs' own range, labelled
     assert "prefill" in "".join(t.text or "" for t in root.iter(f"{SVG}text"))
     assert "context tokens" in page
 
@@ -41,9 +45,11 @@ def test_partial_is_hollow_and_unavailable_is_not_drawn():
         "known_value": None,
     }
     root = ET.fromstring(render_report(_roundtrip(report), format="svg"))
-    hollow = [c for c in root.findall(f".//{SVG}circle") if c.get("fill") == "none"]
+    first, second, zoom = root.findall(f"{SVG}g")
+    hollow = [c for c in first.findall(f".//{SVG}circle") if c.get("fill") == "none"]
     assert len(hollow) == 1 and "≥" in hollow[0].find(f"{SVG}title").text
-    assert len(root.findall(f".//{SVG}circle")) == 5  # one value unavailable: not drawn
+    assert len(second.findall(f".//{SVG}circle")) == 3  # one K/V value unavailable: not drawn
+    assert len(zoom.findall(f".//{SVG}circle")) == 2
     assert "1 unavailable value(s) not drawn" in ET.tostring(root, encoding="unicode")
 
 
