@@ -113,6 +113,9 @@ def test_timing_is_checked():
     report["timing"]["decode_step_seconds"][1] = -1
     with pytest.raises(ValueError, match=r"timing.decode_step_seconds\[1\]"):
         validate_report(report)
+    report["timing"]["decode_step_seconds"][1] = 0.25
+    with pytest.raises(ValueError, match=r"timing\.decode_step_mean\.value: must be the mean"):
+        validate_report(report)
     report["timing"]["decode_step_seconds"][1] = 0.5
     report["timing"]["decode_step_mean"]["unit"] = "ms"
     with pytest.raises(ValueError, match=r"timing\.decode_step_mean\.unit"):

@@ -92,6 +92,18 @@ def test_unknown_context_lengths_fall_back_to_the_step_index():
 def test_noisy_label_follows_the_latency_rule():
     assert noisy_words([1.0, 1.0, 1.0, 1.0]) == ""
     assert noisy_words([1.0, 1.0, 2.0, 2.0]).startswith("noisy")  # IQR 1 of median 1.5: 67 %
+    report = generation_report()
+    seconds = {"status": "complete", "value": 0.5, "known_value": 0.5, "unit": "seconds", "method": "m"}
+    report["timing"] = {
+        "time_to_first_token": {**seconds, "scope": "first_token"},
+        "decode_step_mean": {**seconds, "value": 1.5, "known_value": 1.5, "scope": "decode_step_mean"},
+        "decode_step_iqr": {**seconds, "scope": "decode_step"},
+        "decode_step_seconds": [1.0, 1.0, 2.0, 2.0],
+    }
+    report = _roundtrip(report)
+    assert '<span class="badge warning">noisy</span>' in render_report(report)
+    text = summary_text(report, "demo")
+    assert "first token 0.5 s" in text and "  noisy: the IQR" in text
 
 
 def test_options_that_do_not_apply_are_refused():

@@ -145,6 +145,11 @@ def _check_timing(timing: dict[str, Any], where: str) -> None:
     for index, value in enumerate(seconds):
         if not is_number(value) or value < 0:
             raise fail(child(child(where, "decode_step_seconds"), index), "must be a finite number >= 0")
+    mean = timing["decode_step_mean"]
+    if (mean["status"] == "unavailable") != (not seconds):
+        raise fail(child(where, "decode_step_mean"), "is unavailable exactly when no decode step was timed")
+    if mean["status"] == "complete" and mean["value"] != sum(seconds) / len(seconds):
+        raise fail(child(child(where, "decode_step_mean"), "value"), "must be the mean of decode_step_seconds")
 
 
 def validate_generation_report(report: Any, where: str = "report") -> None:

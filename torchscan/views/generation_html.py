@@ -223,6 +223,15 @@ def summary_text(report: Mapping[str, Any], label: str) -> str:
             f"bound: roofline under the stated facts of {context['hardware']['name']!r}, a lower bound on "
             "time, not a prediction"
         )
+    if "timing" in report:
+        timing = report["timing"]
+        lines.append(
+            f"timing (a separate run): first token {_seconds(timing['time_to_first_token'])}, decode step "
+            f"mean {_seconds(timing['decode_step_mean'])} (IQR {_seconds(timing['decode_step_iqr'])})"
+        )
+        words = noisy_words(timing["decode_step_seconds"])
+        if words:
+            lines.append(f"  {words}")
     for entry in [*report["diagnostics"], *report["operator_flops"]["diagnostics"]]:
         lines.append(f"  {entry['code']} ({entry['metric']}): {entry['message']}")
     return "\n".join(lines)
