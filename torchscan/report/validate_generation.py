@@ -149,7 +149,8 @@ def _check_timing(timing: dict[str, Any], where: str) -> None:
     if (mean["status"] == "unavailable") != (not seconds):
         raise fail(child(where, "decode_step_mean"), "is unavailable exactly when no decode step was timed")
     if mean["status"] == "complete" and mean["value"] != sum(seconds) / len(seconds):
-        raise fail(child(child(where, "decode_step_mean"), "value"), "must be the mean of decode_step_seconds")
+        location = child(child(where, "decode_step_mean"), "value")
+        raise fail(location, "must be the mean of decode_step_seconds")
 
 
 def validate_generation_report(report: Any, where: str = "report") -> None:
