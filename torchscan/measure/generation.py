@@ -195,7 +195,7 @@ def measure_generation(
             report["diagnostics"].append(
                 diagnostic(
                     "no_decode_steps",
-                    "the timed generate() called the model once: no decode step was timed",
+                    "the timed generate() called the model at most once: no decode step was timed",
                     metric="decode_step_mean",
                 )
             )
