@@ -73,11 +73,22 @@ def test_generate_prints_one_row_per_step(capsys, model_file: Path, tmp_path: Pa
 
 def test_json_to_stdout_stays_parseable(capsys, model_file: Path) -> None:
     status, out, err = run(
-        capsys, "generate", f"{model_file}:build", "--prompt-tokens", "4", "--new-tokens", "2", "--json", "-"
+        capsys,
+        "generate",
+        f"{model_file}:build",
+        "--prompt-tokens",
+        "4",
+        "--new-tokens",
+        "2",
+        "--timing",
+        "--json",
+        "-",
     )
     assert status == 0, err
-    assert [s["context_tokens"] for s in json.loads(out)["steps"]] == [4, 5]
-    assert "prefill" in err  # the table moved to stderr
+    report = json.loads(out)
+    assert [s["context_tokens"] for s in report["steps"]] == [4, 5]
+    assert len(report["timing"]["decode_step_seconds"]) == 1
+    assert "prefill" in err and "timing (a separate run)" in err  # the table moved to stderr
 
 
 @pytest.mark.parametrize(

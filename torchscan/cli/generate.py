@@ -3,7 +3,8 @@
 The model is the TARGET (a module with a ``generate`` method, or a factory returning one); the
 prompt is built deterministically from token ids within the vocabulary (``0, 1, 2, ...`` modulo the
 vocabulary size), batch 1, greedy. One row per step is printed: phase, context, FLOPs, bytes, KV
-bytes and, with ``--hardware``, the bound. Usage errors exit 2 with one line, before the model runs.
+bytes and, with ``--hardware``, the bound; ``--timing`` adds a second, timed run. Usage errors exit 2
+with one line, before the model runs.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ def add_parser(commands: Any, positive: Any, text: Any) -> None:
     generate.add_argument("--device", metavar="DEVICE", help="cpu, cuda:N or mps; the model is moved there")
     generate.add_argument("--prompt-tokens", type=positive, required=True, metavar="N", help="prompt length")
     generate.add_argument("--new-tokens", type=positive, required=True, metavar="M", help="max_new_tokens")
+    generate.add_argument(
+        "--timing",
+        action="store_true",
+        help="also time a second, separate generate(): time to first token and mean decode step",
+    )
     generate.add_argument("--json", metavar="PATH", help="save the GenerationReport ('-' for stdout)")
     generate.add_argument("--html", metavar="PATH", help="save the HTML page (SVG and step table)")
     generate.add_argument("--svg", metavar="PATH", help="save the SVG of per-step FLOPs and bytes")
@@ -95,7 +101,11 @@ def run(args: argparse.Namespace, write: Any, dump: Any, render: Any) -> int:
     stream = sys.stderr if "-" in (args.json, args.html, args.svg) else sys.stdout
     with contextlib.redirect_stdout(stream):  # keep `--json -` parseable
         report = measure_generation(
-            model, args=(ids,), generate_kwargs={"max_new_tokens": args.new_tokens}, hardware=facts
+            model,
+            args=(ids,),
+            generate_kwargs={"max_new_tokens": args.new_tokens},
+            hardware=facts,
+            timing=args.timing,
         )
     print(summary_text(report, args.target), file=stream)
     if args.json is not None:
