@@ -7,9 +7,9 @@ problem, e.g. ``layers[3].metrics.macs.status``. No ``TypeError``, ``KeyError`` 
 
 This module checks analysis reports and validates any saved report by its kind. The checks of the
 other kinds live beside it: ``validate_core`` (the building blocks), ``validate_operators``
-(FlopReports), ``validate_benchmark`` (benchmark reports and comparisons) and ``validate_merged``
-(distributed parts, merged reports). Their public names are re-exported here (``__all__``), the
-import path callers have always used.
+(FlopReports), ``validate_benchmark`` (benchmark reports and comparisons), ``validate_merged``
+(distributed parts, merged reports) and ``validate_generation`` (GenerationReports). Their public
+names are re-exported here (``__all__``), the import path callers have always used.
 """
 
 from __future__ import annotations
