@@ -44,6 +44,7 @@ from torchscan.report.validate_core import (
     require_object,
     require_string,
 )
+from torchscan.report.validate_generation import validate_generation_report
 from torchscan.report.validate_merged import check_context_distributed
 from torchscan.report.validate_operators import check_phases, validate_operator_report
 from torchscan.report.validate_tokens import check_token_dependencies
@@ -69,6 +70,7 @@ __all__ = [
     "validate_analysis_report",
     "validate_benchmark_comparison",
     "validate_benchmark_report",
+    "validate_generation_report",
     "validate_operator_report",
     "validate_report",
 ]
@@ -208,8 +210,6 @@ def validate_report(report: Any) -> str:
 
         validate_merged_report(report)
     elif kind == "generation":
-        from torchscan.report.validate_generation import validate_generation_report
-
         validate_generation_report(report)
     elif kind == "benchmark":
         validate_benchmark_report(report)
