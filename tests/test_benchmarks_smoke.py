@@ -107,3 +107,22 @@ def test_operator_coverage_script_classifies_every_overload(tmp_path: Path) -> N
     # the table's overload count equals the sum of its per-namespace counts
     count_rows = [line for line in stdout.splitlines() if line.startswith(("| aten |", "| torchvision |"))]
     assert sum(int(line.split(" | ")[1].replace(",", "")) for line in count_rows) == len(rows)
+
+
+def test_generation_smoke_prints_the_overhead_ratio(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    out = tmp_path / "generation.md"
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "generation.py"), "--smoke", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    assert "| model | prompt + new tokens | bare generate ms |" in completed.stdout
+    assert any(
+        line.startswith("| GPT-2 2 layers") and line.endswith("× |") for line in completed.stdout.splitlines()
+    )
+    assert out.read_text(encoding="utf-8") == completed.stdout

@@ -16,6 +16,7 @@ _EXPORTS = {
     "summary": "torchscan.analysis.api",
     "IncompleteAnalysisError": "torchscan.analysis.build",
     "measure_flops": "torchscan.measure.flops",
+    "measure_generation": "torchscan.measure.generation",
     "measure_peak_memory": "torchscan.process.memory",
     "measure_peak_rss": "torchscan.process.rss",
     "profile_workload": "torchscan.measure.profile",
@@ -38,6 +39,7 @@ _EXPORTS = {
     "BenchmarkReport": "torchscan.report.schema",
     "ProfileReport": "torchscan.report.schema",
     "BenchmarkComparison": "torchscan.report.schema",
+    "GenerationReport": "torchscan.report.generation_schema",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -48,12 +50,14 @@ if TYPE_CHECKING:
     from torchscan.extensions import ModuleCall, ModuleEstimates, ModuleHandler
     from torchscan.measure.compare import compare_benchmarks
     from torchscan.measure.flops import measure_flops
+    from torchscan.measure.generation import measure_generation
     from torchscan.measure.latency import measure_latency
     from torchscan.measure.profile import profile_workload
     from torchscan.measure.workload import measure_workload
     from torchscan.process.memory import measure_peak_memory
     from torchscan.process.rss import measure_peak_rss
     from torchscan.report.compare import compare_reports
+    from torchscan.report.generation_schema import GenerationReport
     from torchscan.report.merge import merge_reports
     from torchscan.report.schema import (
         AnalysisReport,

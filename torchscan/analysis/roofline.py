@@ -87,13 +87,17 @@ def to_bytes(dmas: MetricResult | None, size: int | None, scope: str) -> MetricR
     return labels(dmas["status"], dmas["known_value"] * size)
 
 
-def arithmetic_intensity(flops: MetricResult | None, moved: MetricResult, scope: str) -> MetricResult:
-    """Module FLOPs ÷ bytes (``FLOPs/byte``).
+def arithmetic_intensity(
+    flops: MetricResult | None, moved: MetricResult, scope: str, method: str = INTENSITY_METHOD
+) -> MetricResult:
+    """FLOPs ÷ bytes (``FLOPs/byte``): module FLOPs over DMA bytes unless ``method`` says otherwise.
+
+    ``measure_generation`` passes operator FLOPs over operator bytes with its own method label.
 
     Partial FLOPs over complete bytes is a lower bound (``partial``). Partial bytes would make the
     ratio an upper bound, and zero bytes leave it undefined: both are ``unavailable``.
     """
-    labels = Labels("FLOPs/byte", scope, INTENSITY_METHOD)
+    labels = Labels("FLOPs/byte", scope, method)
     if flops is None or flops["known_value"] is None or moved["status"] != "complete" or not moved["value"]:
         return labels("unavailable")
     return labels(flops["status"], flops["known_value"] / moved["value"])

@@ -326,7 +326,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     files.check_outputs({"--json": args.json, "--html": args.html}, [Path(args.before), Path(args.after)])
     before, after = files.load_report(args.before), files.load_report(args.after)
     with _bad_report(f"invalid report {args.before!r} or {args.after!r}"):
-        timing = [report_kind(before) != "analysis", report_kind(after) != "analysis"]
+        kinds = [report_kind(before), report_kind(after)]
+        timing = [kind != "analysis" for kind in kinds]
+    if "generation" in kinds:
+        raise UsageError("generation reports cannot be compared here; compare AnalysisReports")
     if all(timing):
         raise UsageError(BENCHMARK_REFUSAL)
     if any(timing):
@@ -384,6 +387,12 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from torchscan.cli import generate
+
+    return generate.run(args, _write, _dump, _render)
+
+
 def _cmd_rss(args: argparse.Namespace) -> int:
     import subprocess
 
@@ -427,6 +436,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "compare": _cmd_compare,
     "render": _cmd_render,
     "merge": _cmd_merge,
+    "generate": _cmd_generate,
     "rss": _cmd_rss,
 }
 

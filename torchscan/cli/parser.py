@@ -227,6 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--json", metavar="PATH", help="save the merged report ('-' for stdout)")
     _add_html(merge, svg=False, metric=False)
 
+    from torchscan.cli.generate import add_parser as add_generate
+
+    add_generate(commands, _int_at_least(1), _text)
+
     rss = commands.add_parser("rss", help="peak RSS of a child command (measure_peak_rss)")
     rss.add_argument("--json", metavar="PATH", help="save the MetricResult ('-' for stdout)")
     rss.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")

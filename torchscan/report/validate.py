@@ -7,9 +7,9 @@ problem, e.g. ``layers[3].metrics.macs.status``. No ``TypeError``, ``KeyError`` 
 
 This module checks analysis reports and validates any saved report by its kind. The checks of the
 other kinds live beside it: ``validate_core`` (the building blocks), ``validate_operators``
-(FlopReports), ``validate_benchmark`` (benchmark reports and comparisons) and ``validate_merged``
-(distributed parts, merged reports). Their public names are re-exported here (``__all__``), the
-import path callers have always used.
+(FlopReports), ``validate_benchmark`` (benchmark reports and comparisons), ``validate_merged``
+(distributed parts, merged reports) and ``validate_generation`` (GenerationReports). Their public
+names are re-exported here (``__all__``), the import path callers have always used.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from torchscan.report.validate_core import (
     require_object,
     require_string,
 )
+from torchscan.report.validate_generation import validate_generation_report
 from torchscan.report.validate_merged import check_context_distributed
 from torchscan.report.validate_operators import check_phases, validate_operator_report
 from torchscan.report.validate_tokens import check_token_dependencies
@@ -69,6 +70,7 @@ __all__ = [
     "validate_analysis_report",
     "validate_benchmark_comparison",
     "validate_benchmark_report",
+    "validate_generation_report",
     "validate_operator_report",
     "validate_report",
 ]
@@ -185,12 +187,13 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
 
 
 def report_kind(report: Any) -> str:
-    """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison`` or ``merged``.
+    """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison``, ``merged`` or
+    ``generation``.
 
-    (render.md 1.1; ``merged``: distributed.md 4.)
+    (render.md 1.1; ``merged``: distributed.md 4; ``generation``: generation.md 2.)
     """
     if isinstance(report, Mapping):
-        if report.get("report_type") in ("benchmark_comparison", "merged"):
+        if report.get("report_type") in ("benchmark_comparison", "merged", "generation"):
             return str(report["report_type"])
         if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
             return "benchmark"
@@ -206,6 +209,8 @@ def validate_report(report: Any) -> str:
         from torchscan.report.validate_merged import validate_merged_report
 
         validate_merged_report(report)
+    elif kind == "generation":
+        validate_generation_report(report)
     elif kind == "benchmark":
         validate_benchmark_report(report)
     else:

@@ -46,9 +46,11 @@ def render_report(
     SVG snapshot of the ``metric`` view (``format="svg"``); with ``before=`` another AnalysisReport,
     both show a before/after comparison through ``compare_reports``. ``BenchmarkReport``,
     ``BenchmarkComparison`` and a merged report of ``merge_reports`` (per-rank bars of executed FLOPs
-    and latency) → an HTML page (no SVG, no ``before=``). ``metric=None`` (the default) opens the
-    most complete compute view of ``report`` in HTML (see ``most_complete_view``) and the Module
-    FLOPs view in SVG.
+    and latency) → an HTML page (no SVG, no ``before=``). A ``GenerationReport`` of
+    ``measure_generation`` → an SVG of per-step FLOPs and bytes against context length, or an HTML
+    page embedding it with the step table (no ``before=``, no ``metric=``). ``metric=None`` (the
+    default) opens the most complete compute view of ``report`` in HTML (see
+    ``most_complete_view``) and the Module FLOPs view in SVG.
 
     Everything is validated first (``ValueError`` naming the location of a problem). The output
     loads nothing from outside the document, escapes every report string, and is byte-identical for
@@ -57,6 +59,8 @@ def render_report(
     """
     _check_options(format, metric, title)
     kind = report_kind(report)
+    if kind == "generation":  # generation.md 3: per-step FLOPs and bytes against context length
+        return _render_generation(report, format, before, metric, title)
     if kind != "analysis":
         if format != "html":
             raise ValueError(f"format {format!r} is not available for a {kind.replace('_', ' ')}; use 'html'")
@@ -97,3 +101,18 @@ def render_report(
     if metric is None:
         metric = most_complete_view(report)
     return render_explorer(report, before, diff, gate, title=title, metric=metric)
+
+
+def _render_generation(report: Any, format: str, before: Any, metric: Any, title: str) -> str:
+    from torchscan.report.validate_generation import validate_generation_report
+    from torchscan.views.generation_html import render_generation
+    from torchscan.views.generation_svg import generation_svg
+
+    if before is not None:
+        raise ValueError("before= is only for analysis reports, not for a generation report")
+    if metric is not None:
+        raise ValueError("metric= selects a view of an analysis report; a generation report has one view")
+    validate_generation_report(report)
+    if format == "svg":
+        return generation_svg(report)
+    return render_generation(report, title=title)
