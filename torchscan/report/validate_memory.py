@@ -77,9 +77,9 @@ def _check_context(report: dict[str, Any], root: str) -> None:
 
 
 def _check_peak(report: dict[str, Any], root: str) -> None:
-    peak = report.get("peak")
+    peak: Any = report.get("peak")
     _check_bytes(peak, child(root, "peak"), SCOPE_WORKLOAD)
-    baseline = report.get("baseline")
+    baseline: Any = report.get("baseline")
     _check_bytes(baseline, child(root, "baseline"), SCOPE_START)
     where = child(root, "at_peak")
     at_peak = require_object(report, "at_peak", root)
@@ -134,17 +134,17 @@ def _check_modules(report: dict[str, Any], root: str) -> None:
 def _check_timeline(report: dict[str, Any], root: str) -> None:
     where = child(root, "timeline")
     timeline = require_list(report, "timeline", root)
-    events = report.get("timeline_events")
+    events: Any = report.get("timeline_events")
     if not is_count(events):
         raise fail(child(root, "timeline_events"), "must be a nonnegative integer")
     if len(timeline) > MAX_TIMELINE_POINTS:
         raise fail(where, f"has more than {MAX_TIMELINE_POINTS} points")
-    previous = -1
+    previous: Any = -1
     for index, point in enumerate(timeline):
         location = child(where, index)
         if not isinstance(point, dict):
             raise fail(location, "must be an object with event, phase and by_category")
-        event = point.get("event")
+        event: Any = point.get("event")
         if not is_count(event) or event <= previous or event > events:
             raise fail(child(location, "event"), "events must increase and not exceed timeline_events")
         previous = event
