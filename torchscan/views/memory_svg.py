@@ -171,7 +171,7 @@ def peak_sentence(report: Mapping[str, Any]) -> str:
     at_peak = report["at_peak"]
     return (
         f"Peak: {status_bytes_text(report['peak'])} · phase {phase_label(at_peak['phase'])} · "
-        f"module {call_label(at_peak['module'])}"
+        f"inside {call_label(at_peak['module'])}"
     )
 
 
