@@ -38,7 +38,6 @@ COLUMNS: dict[str, str] = {
     "receptive_field": "Receptive field",
     "effective_stride": "Effective stride",
     "effective_padding": "Effective padding",
-    "saved_activations": "Saved act.",
 }
 DEFAULT_COLUMNS = ("output_shape", "params", "trainable", "module_flops", "module_flops_percent")
 _ADDITIVE = ("module_flops", "macs", "dmas", "operator_flops_self")
@@ -48,11 +47,12 @@ _PERCENT = {
     "operator_flops_percent": ("operator_flops_self", "operator_flops"),
 }
 _SPATIAL = ("receptive_field", "effective_stride", "effective_padding")
-# Columns read from a MemoryReport (memory.md 4) rather than from the AnalysisReport.
-MEMORY_COLUMNS = ("saved_activations",)
+# Columns read from a MemoryReport (memory.md 4) rather than from the AnalysisReport: usable in
+# ``col_names`` only beside ``memory=`` (so they are not among the analysis columns above).
+MEMORY_COLUMNS: dict[str, str] = {"saved_activations": "Saved act."}
 MEMORY_NOTE = (
-    "Saved act.: bytes each call saved for backward, from the MemoryReport of measure_memory joined on "
-    "(path, call index); '-' is a call that report does not have (unknown, not 0)."
+    "Saved act.: bytes each call saved for backward, from the MemoryReport of measure_memory\n"
+    "  (joined on path and call index; '-' is a call that report does not have: unknown, not 0)."
 )
 
 
@@ -113,8 +113,11 @@ def check_table_options(
     for name in col_names:
         if not isinstance(name, str):
             raise TypeError(f"col_names entries must be str, got {type(name).__name__}")
-        if name not in COLUMNS:
-            raise ValueError(f"col_names: unknown column {name!r}; choose from {', '.join(COLUMNS)}")
+        if name not in COLUMNS and name not in MEMORY_COLUMNS:
+            raise ValueError(
+                f"col_names: unknown column {name!r}; choose from {', '.join(COLUMNS)} "
+                f"(and {', '.join(MEMORY_COLUMNS)} with memory=)"
+            )
     if len(set(col_names)) != len(col_names):
         raise ValueError("col_names: a column is named twice")
     for name in MEMORY_COLUMNS:
@@ -309,7 +312,7 @@ def format_table(
     depth = model.auto_depth() if max_depth is None else max_depth
     rows = model.rows(depth)
     cells = _Cells(report, wrap_mode, memory)
-    headers = ["Layer", "Type", *(COLUMNS[name] for name in columns)]
+    headers = ["Layer", "Type", *({**COLUMNS, **MEMORY_COLUMNS}[name] for name in columns)]
     table = [
         [escape_control(row.prefix + row.name), escape_control(report["layers"][row.layers[0]]["type"])]
         + [cells.cell(row, name) for name in columns]
