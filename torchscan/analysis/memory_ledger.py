@@ -49,10 +49,10 @@ _RANK = {
 
 _top_saved_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
 _CHECKPOINT_MODULE = "torch.utils.checkpoint"
+# Operators whose output sizes depend on input values (nonzero, masked_select, unique, ...): on meta
+# or fake tensors the sizes they produce are not those of a real run.
 _DATA_DEPENDENT_TAGS = tuple(
-    tag
-    for tag in (getattr(torch.Tag, name, None) for name in ("dynamic_output_shape", "data_dependent_output"))
-    if tag is not None
+    tag for tag in (getattr(torch.Tag, "dynamic_output_shape", None),) if tag is not None
 )
 
 
@@ -301,7 +301,7 @@ class StorageLedger(TorchDispatchMode):
         kind = self._kinds.get(func)
         if kind is None:
             kind = self._kinds[func] = _kind(func)
-        if kind == _PROFILER:  # record_function markers: no storage, and not part of any phase's work
+        if kind == _SKIPPED:  # markers and metadata queries: no storage, no operator boundary
             return func(*args, **kwargs)
         if kind == _DATA_DEPENDENT and self._on_meta(args):
             self.data_dependent.add(str(func.overloadpacket.__name__))
@@ -310,9 +310,10 @@ class StorageLedger(TorchDispatchMode):
         self.phases.append(current_phase(self.tally.optimizer_depth))
         self.sample_calls.append(self.calls.current if threading.get_ident() == self._thread else -1)
         self._check_saved_hooks()
-        for value in _tensors(args, kwargs.values()):
-            # ``torch.tensor(...)`` builds its tensor outside dispatch, then lifts it: created here.
-            self._see(value, output=kind == _LIFT)
+        # ``torch.tensor(...)`` builds its tensor outside dispatch, then lifts it: the lifted output
+        # (the same storage, or a fake tensor's own under FakeTensorMode) is what was created here.
+        for value in () if kind == _LIFT else _tensors(args, kwargs.values()):
+            self._see(value, output=False)
         for value in _tensors((out,), ()):
             self._see(value, output=True)
         return out
@@ -339,14 +340,16 @@ class StorageLedger(TorchDispatchMode):
             self.hidden_saves = True
 
 
-_PLAIN, _PROFILER, _DATA_DEPENDENT, _LIFT = range(4)
+_PLAIN, _SKIPPED, _DATA_DEPENDENT, _LIFT = range(4)
+# ``profiler``: record_function markers; ``prim``: metadata queries (a fake tensor's ``.device``).
+_SKIPPED_NAMESPACES = frozenset(("profiler", "prim"))
 _LIFT_NAMES = frozenset(("lift", "lift_fresh", "lift_fresh_copy"))
 
 
 def _kind(func: Any) -> int:
     """How the ledger treats an operator (computed once per overload)."""
-    if getattr(func, "namespace", None) == "profiler":
-        return _PROFILER
+    if getattr(func, "namespace", None) in _SKIPPED_NAMESPACES:
+        return _SKIPPED
     if func.overloadpacket.__name__ in _LIFT_NAMES:
         return _LIFT
     if any(tag in func.tags for tag in _DATA_DEPENDENT_TAGS):
