@@ -51,7 +51,7 @@ def test_svg_draws_every_nonzero_category_with_a_legend_of_all_seven() -> None:
     assert "parameters at the peak: complete · 3,232 bytes (3.16 KiB)" in texts
     assert "buffers at the peak: complete · 0 bytes (0 B)" in texts
     assert "optimizer state at the peak: complete · 6,480 bytes (6.33 KiB)" in texts
-    assert "Ledger event (operator boundary) · 8 of 41 ledger events shown" in texts
+    assert "Ledger event (operator boundary; 0 is the start) · 8 points kept of 41 events" in texts
 
 
 def test_svg_peak_marker_names_phase_and_module_at_the_peak_point() -> None:
@@ -66,7 +66,7 @@ def test_svg_peak_marker_names_phase_and_module_at_the_peak_point() -> None:
     assert "".join(marker.find(f"{NS}text").itertext()) == "peak · optimizer · 2 call #1"  # type: ignore[union-attr]
     heading = next(t for t in root.iter(f"{NS}text") if t.get("data-peak-text"))
     assert "".join(heading.itertext()) == (
-        f"Peak: complete · {PEAK:,} bytes (13.39 KiB) · phase optimizer · inside 2 call #1"
+        f"Peak: complete · {PEAK:,} bytes (13.39 KiB) · phase optimizer, inside 2 call #1"
     )
     strip = ["".join(t.itertext()) for g in root.iter(f"{NS}g") if g.get("data-phase-segment") for t in g]
     assert "forward" in strip and "backward" in strip and "optimizer" in strip

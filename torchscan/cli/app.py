@@ -254,7 +254,7 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         else memory.inference_workload(model, inputs)
     )
     with contextlib.redirect_stdout(_human_stream(args)):  # keep `--json -` parseable
-        report = measure_memory(workload, modules=model)
+        report = measure_memory(workload, device=spec.device, modules=model)
     what = hw.TRAIN_STEP if args.train else memory.INFERENCE
     print("\n".join(memory.memory_lines(report, args.target, what)), file=_human_stream(args))
     if args.json is not None:

@@ -18,8 +18,7 @@ from torchscan.report.memory_schema import CATEGORIES, PHASES
 from torchscan.views.diagnostic_groups import escape_control
 from torchscan.views.memory_text import (
     CATEGORY_LABELS,
-    call_label,
-    phase_label,
+    place_text,
     status_bytes_text,
 )
 
@@ -67,7 +66,6 @@ def memory_lines(report: Mapping[str, Any], target: str, what: str) -> list[str]
     context = report["context"]
     at_peak = report["at_peak"]
     dtypes = ", ".join(context["dtypes"]) or "none seen"
-    module = escape_control(call_label(at_peak["module"]))
     lines = [
         f"storage ledger of {escape_control(target)}: {what}",
         f"device {escape_control(context['device'])}, ledger on {context['ledger_device']} tensors, "
@@ -75,7 +73,7 @@ def memory_lines(report: Mapping[str, Any], target: str, what: str) -> list[str]
         f"method {context['method']}",
         "",
         f"peak      {status_bytes_text(report['peak'])}",
-        f"          at phase {phase_label(at_peak['phase'])}, inside module {module}",
+        f"          at {escape_control(place_text(at_peak['phase'], at_peak['module']))}",
         f"baseline  {status_bytes_text(report['baseline'])}",
         "",
         "at the peak, by category:",
@@ -116,10 +114,7 @@ def comparison_lines(diff: Mapping[str, Any]) -> list[str]:
     where = diff["where"]
     for side in ("before", "after"):
         place = where[side]
-        lines.append(
-            f"  peak {side}: phase {phase_label(place['phase'])}, module "
-            f"{escape_control(call_label(place['module']))}"
-        )
+        lines.append(f"  peak {side}: {escape_control(place_text(place['phase'], place['module']))}")
     for key, change in sorted(diff["context_changes"].items()):
         lines.append(
             f"  context {key} changed: {escape_control(str(change['before']))} -> "

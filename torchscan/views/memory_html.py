@@ -21,9 +21,8 @@ from torchscan.views.memory_text import (
     CATEGORY_LABELS,
     NOT_MEANING,
     bytes_text,
-    call_label,
     delta_bytes_text,
-    phase_label,
+    place_text,
 )
 from torchscan.views.text import esc, number
 
@@ -74,8 +73,8 @@ def _at_peak(report: Mapping[str, Any]) -> str:
     )
     return (
         '<section id="at-peak"><h2>Categories at the peak</h2>'
-        f"<p>Phase at the peak: {esc(phase_label(at_peak['phase']))}. Innermost module call running: "
-        f"{esc(call_label(at_peak['module']))}.</p>"
+        f"<p>At the peak: {esc(place_text(at_peak['phase'], at_peak['module']))} (the innermost module "
+        "call running).</p>"
         f"<table><thead><tr><th>Category</th><th>Live bytes at the peak</th></tr></thead><tbody>{rows}"
         "</tbody></table></section>"
     )
@@ -120,7 +119,8 @@ def _modules(report: Mapping[str, Any]) -> str:
     )
     table = (
         f"<table><caption>Top {len(ranked)} of {number(len(calls))} module calls by activations saved for "
-        "backward</caption><thead><tr><th>Rank</th><th>Module</th><th>Call</th><th>Type</th>"
+        "backward (each call's figures include its nested calls')</caption><thead><tr><th>Rank</th>"
+        "<th>Module</th><th>Call</th><th>Type</th>"
         "<th>Activations saved</th><th>Allocated</th><th>Peak inside</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
         if ranked
@@ -198,10 +198,8 @@ def _comparison(diff: Mapping[str, Any]) -> str:
         "only where both sides are complete with equal labels; a lower bound on either side leaves the "
         "delta unknown. A before/after of activation checkpointing or freezing shows here as per-category "
         "deltas at the peak.</p>"
-        f"<p>Peak before: phase {esc(phase_label(where['before']['phase']))}, "
-        f"{esc(call_label(where['before']['module']))}; after: phase "
-        f"{esc(phase_label(where['after']['phase']))}, "
-        f"{esc(call_label(where['after']['module']))}.</p>"
+        f"<p>Peak before: {esc(place_text(where['before']['phase'], where['before']['module']))}; "
+        f"after: {esc(place_text(where['after']['phase'], where['after']['module']))}.</p>"
         "<table><thead><tr><th>Figure</th><th>Before</th><th>After</th><th>Delta</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
         + (f"<h3>Changed measurement context</h3><ul>{changes}</ul>" if changes else "")

@@ -24,6 +24,7 @@ from torchscan.views.memory_text import (
     call_label,
     human_bytes,
     phase_label,
+    place_text,
     status_bytes_text,
 )
 from torchscan.views.text import esc, number
@@ -156,10 +157,10 @@ def _axes(scale: _Scale, points: int, events: int) -> str:
             f'stroke="#333333"/><text x="{_fmt(PLOT_LEFT - 6)}" y="{_fmt(y + 4)}" text-anchor="end" '
             f'font-size="11">{esc(human_bytes(count))}</text>'
         )
-    shown = f"{number(points)} of {number(events)} ledger events shown" if points else "no timeline points"
+    shown = f"{number(points)} points kept of {number(events)} events" if points else "no timeline points"
     parts.append(
         f'<text x="{_fmt((PLOT_LEFT + PLOT_RIGHT) / 2)}" y="{_fmt(PLOT_BOTTOM + 20)}" text-anchor="middle" '
-        f'font-size="12">Ledger event (operator boundary) · {esc(shown)}</text>'
+        f'font-size="12">Ledger event (operator boundary; 0 is the start) · {esc(shown)}</text>'
         f'<text x="14" y="{_fmt((PLOT_TOP + PLOT_BOTTOM) / 2)}" font-size="12" text-anchor="middle" '
         f'transform="rotate(-90 14 {_fmt((PLOT_TOP + PLOT_BOTTOM) / 2)})">Live bytes</text>'
     )
@@ -167,12 +168,9 @@ def _axes(scale: _Scale, points: int, events: int) -> str:
 
 
 def peak_sentence(report: Mapping[str, Any]) -> str:
-    """``Peak: complete · 12,345 bytes (12.06 KiB) · phase backward · module layer1 call #0``."""
+    """``Peak: complete · 12,345 bytes (12.06 KiB) · phase backward, inside layer1 call #0``."""
     at_peak = report["at_peak"]
-    return (
-        f"Peak: {status_bytes_text(report['peak'])} · phase {phase_label(at_peak['phase'])} · "
-        f"inside {call_label(at_peak['module'])}"
-    )
+    return f"Peak: {status_bytes_text(report['peak'])} · {place_text(at_peak['phase'], at_peak['module'])}"
 
 
 def _peak_marker(points: Sequence[Mapping[str, Any]], scale: _Scale, report: Mapping[str, Any]) -> str:

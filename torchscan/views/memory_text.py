@@ -95,11 +95,17 @@ def delta_bytes_text(entry: Mapping[str, Any]) -> str:
 
 
 def call_label(module: Mapping[str, Any] | None) -> str:
-    """``layer1.0.conv1 call #0``; ``(root) call #1``; ``no module call`` when none was running."""
+    """``layer1.0.conv1 call #0``; ``(root) call #1``; ``outside every module call`` when none ran."""
     if module is None:
-        return "no module call"
+        return "outside every module call"
     path = module["path"] or "(root)"
     return f"{path} call #{number(module['call_index'])}"
+
+
+def place_text(phase: str | None, module: Mapping[str, Any] | None) -> str:
+    """``phase backward, inside layer1 call #0`` or ``phase optimizer, outside every module call``."""
+    inside = "outside every module call" if module is None else f"inside {call_label(module)}"
+    return f"phase {phase_label(phase)}, {inside}"
 
 
 def phase_label(phase: str | None) -> str:
