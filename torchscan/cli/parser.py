@@ -220,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_hardware(latency, "achieved FLOP/s and utilization (adds an operator FLOPs pass)")
     _add_html(latency, svg=False, metric=False)
 
-    compare = commands.add_parser("compare", help="delta table of two saved AnalysisReports")
+    compare = commands.add_parser(
+        "compare", help="delta table of two saved AnalysisReports (or MemoryReports)"
+    )
     compare.add_argument("before", metavar="BEFORE.json")
     compare.add_argument("after", metavar="AFTER.json")
     compare.add_argument("--json", metavar="PATH", help="save the ReportDiff ('-' for stdout)")
@@ -232,7 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument("--html", metavar="PATH")
     outputs.add_argument("--svg", metavar="PATH")
     render.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
-    render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
+    render.add_argument(
+        "--before",
+        metavar="B.json",
+        help="a saved report of the same kind (AnalysisReport, MemoryReport) to show as 'before'",
+    )
     render.add_argument("--title", type=_text, help="title of the rendering")
 
     merge = commands.add_parser("merge", help="merge the per-rank reports of one job (merge_reports)")
