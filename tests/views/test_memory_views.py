@@ -17,6 +17,8 @@ from memory_reports import PEAK, bytes_result, memory_report, module_call
 from view_parse import parse_html
 from view_reports import P
 
+from torchscan.cli.memory import memory_lines
+from torchscan.report.schema import metric_result
 from torchscan.views.memory_svg import PLOT_LEFT, PLOT_RIGHT
 from torchscan.views.render import render_report
 
@@ -257,3 +259,47 @@ def test_option_and_kind_errors() -> None:
     bad_before["baseline"]["scope"] = "elsewhere"
     with pytest.raises(ValueError, match=r"before\.baseline\.scope"):
         render_report(report, before=bad_before)
+
+
+def test_allocator_figures_keep_their_own_method_and_unit() -> None:
+    report = memory_report()
+    report["allocator"] = {
+        "max_allocated_delta": dict(
+            metric_result(
+                "complete", 20480, unit="bytes", scope="workload", method="torch.cuda.max_memory_allocated"
+            )
+        ),
+        "profiler_samples": dict(
+            metric_result("complete", 3, unit="samples", scope="workload", method="custom")
+        ),
+    }
+    root = parse_html(render_report(report, title="t"))
+    section = root.by_id("allocator")
+    assert section is not None
+    rows = [
+        [cell.text() for cell in row.find_all("td")] for row in section.find_all("tr") if row.find_all("td")
+    ]
+    assert rows == [
+        ["complete 20,480 bytes (20.00 KiB)", "torch.cuda.max_memory_allocated", "workload"],
+        ["complete 3 samples", "custom", "workload"],
+    ]
+
+
+def test_terminal_lines_escape_control_characters_and_keep_statuses() -> None:
+    report = memory_report()
+    report["at_peak"]["module"] = {"path": "a\nb\x85", "call_index": 2}
+    report["at_peak"]["by_category"]["temporaries"] = bytes_result(512, "at_peak", "partial")
+    report["peak"] = bytes_result(PEAK, "workload", "partial")
+    report["diagnostics"] = [
+        {"code": "untracked_storage", "metric": "memory", "message": "x\ty", "severity": "warning"}
+    ]
+    lines = memory_lines(report, "demo:\x9bcnn", "one eval/no-grad forward")
+    assert lines[0] == "storage ledger of demo:\\x9bcnn: one eval/no-grad forward"
+    assert "          at phase optimizer, inside a\\x0ab\\x85 call #2" in lines
+    assert (
+        "  temporaries                        partial · ≥ 512 bytes (512 B) · lower bound, full value unknown"
+        in lines
+    )
+    assert f"peak      partial · ≥ {PEAK:,} bytes (13.39 KiB) · lower bound, full value unknown" in lines
+    assert "  untracked_storage: x\\x09y" in lines
+    assert all("\n" not in line and "\x85" not in line for line in lines)

@@ -18,6 +18,7 @@ from torchscan.report.memory_schema import CATEGORIES, PHASES
 from torchscan.views.diagnostic_groups import escape_control
 from torchscan.views.memory_text import (
     CATEGORY_LABELS,
+    figure_text,
     place_text,
     status_bytes_text,
 )
@@ -84,7 +85,8 @@ def memory_lines(report: Mapping[str, Any], target: str, what: str) -> list[str]
     if report["allocator"]:
         lines += ["", "allocator's own figures (separate methods, never substituted for the ledger):"]
         lines += [
-            f"{_row(escape_control(name), result)}  [{escape_control(result['method'])}]"
+            f"  {escape_control(name):<34} {escape_control(figure_text(result))}  "
+            f"[{escape_control(result['method'])}]"
             for name, result in sorted(report["allocator"].items())
         ]
     if report["diagnostics"]:

@@ -16,6 +16,7 @@ from typing import Any
 from torchscan.report.memory_schema import CATEGORIES, PHASES
 from torchscan.views.benchmark_html import CSP
 from torchscan.views.html import asset
+from torchscan.views.html_appendix import badge_measure
 from torchscan.views.memory_svg import peak_sentence, timeline_svg
 from torchscan.views.memory_text import (
     CATEGORY_LABELS,
@@ -37,6 +38,13 @@ def badge_bytes(result: Mapping[str, Any] | None) -> str:
     if status == "partial":
         text += " (lower bound; full value unknown)"
     return f'<span class="badge {status}">{status}</span> {esc(text)}'
+
+
+def badge_figure(result: Mapping[str, Any]) -> str:
+    """An allocator figure with its badge, in its own unit (bytes get binary units too)."""
+    if result["unit"] == "bytes":
+        return badge_bytes(result)
+    return badge_measure(result)
 
 
 def _context(report: Mapping[str, Any]) -> str:
@@ -142,7 +150,7 @@ def _allocator(report: Mapping[str, Any]) -> str:
         body = "<p>No allocator figure was recorded for this device (see the documentation).</p>"
     else:
         rows = "".join(
-            f'<tr><th scope="row">{esc(name)}</th><td>{badge_bytes(value)}</td>'
+            f'<tr><th scope="row">{esc(name)}</th><td>{badge_figure(value)}</td>'
             f"<td>{esc(value['method'])}</td><td>{esc(value['scope'])}</td></tr>"
             for name, value in sorted(figures.items())
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.text import number, signed
+from torchscan.views.text import long_text, number, signed
 
 _BINARY = ((1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"))
 
@@ -73,6 +73,13 @@ def status_bytes_text(result: Mapping[str, Any] | None) -> str:
     if result["status"] == "partial":
         return f"partial · {bytes_text(result)} · lower bound, full value unknown"
     return f"complete · {bytes_text(result)}"
+
+
+def figure_text(result: Mapping[str, Any]) -> str:
+    """An allocator figure in its own unit: bytes as :func:`status_bytes_text`, anything else as recorded."""
+    if result["unit"] == "bytes":
+        return status_bytes_text(result)
+    return long_text(result)
 
 
 def compact_bytes(result: Mapping[str, Any] | None) -> str:
