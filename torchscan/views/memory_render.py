@@ -18,7 +18,7 @@ def render_memory_report(report: Any, before: Any, *, format: str, title: str) -
 
     if report_kind(report) != "memory":
         raise ValueError(
-            f"before= is a MemoryReport but report is a {report_kind(report).replace('_', ' ')} report; "
+            f"before= is a MemoryReport but report is not (its kind is {report_kind(report)}); "
             "render two MemoryReports together"
         )
     if before is not None and report_kind(before) != "memory":
