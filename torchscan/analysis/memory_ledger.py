@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis.memory_calls import CallStack
@@ -98,7 +99,7 @@ def _snapshot() -> dict[int, Any]:
             continue
         try:
             storage = obj.untyped_storage()
-        except (RuntimeError, NotImplementedError, TypeError):  # wrapper subclasses have none
+        except (RuntimeError, NotImplementedError, TypeError, ValueError):  # wrapper subclasses, lazy
             continue
         found[id(storage)] = weakref.ref(storage)
     return found
@@ -165,13 +166,17 @@ class StorageLedger(TorchDispatchMode):
             hooks.__exit__(None, None, None)
         self.calls.remove()
         self.tally.remove()
+        if not self._closed:
+            # Parameters made during the call (a lazy module's, a replaced one) are parameters for
+            # their whole life; gradients assigned without accumulation (``p.grad = g``) are gradients.
+            for root in self.calls.roots:
+                self._register_module(root)
+            for param in self._params:
+                if param.grad is not None:
+                    self._claim(param.grad, GRADIENTS)
         handles, self._handles = self._handles, []
         for handle in handles:
             handle.remove()
-        if not self._closed:
-            for param in self._params:  # gradients assigned without accumulation (e.g. ``p.grad = g``)
-                if param.grad is not None:
-                    self._claim(param.grad, GRADIENTS)
         self._closed = True
         self._pre = {}
         for record in self.live.values():
@@ -187,7 +192,8 @@ class StorageLedger(TorchDispatchMode):
     def _register_module(self, root: nn.Module) -> None:
         for module in root.modules():
             for param in module._parameters.values():
-                if param is None or id(param) in self._tracked:
+                # A lazy module's parameter has no storage yet: it is seen when materialised.
+                if param is None or id(param) in self._tracked or is_lazy(param):
                     continue
                 self._tracked.add(id(param))
                 self._claim(param, PARAMETERS)
@@ -252,7 +258,11 @@ class StorageLedger(TorchDispatchMode):
     def _see(self, tensor: torch.Tensor, *, output: bool) -> StorageRecord | None:
         """The record of ``tensor``'s storage, created on first sight."""
         if type(tensor) not in self._plain:
-            self.subclasses.add(type(tensor).__name__)
+            if not is_lazy(tensor):  # a lazy parameter has no storage until it is materialised
+                self.subclasses.add(type(tensor).__name__)
+            return None
+        if tensor.layout is not torch.strided:  # sparse and other layouts have no single storage
+            self.subclasses.add(f"{str(tensor.layout).removeprefix('torch.')} layout")
             return None
         storage = tensor.untyped_storage()
         key = id(storage)
