@@ -83,23 +83,24 @@ def _plain_types() -> tuple[type, ...]:
     return (*types, FakeTensor)
 
 
-def _snapshot() -> dict[int, Any]:
+def _snapshot(plain: tuple[type, ...]) -> dict[int, Any]:
     """Weak references to the storages of every tensor the garbage collector can reach now.
 
     This is how a storage the workload reads but the mode never saw created is told apart: alive
     before the call (an input, a parameter) or made during it outside the dispatch mode
     (``untracked_storage``). Tensors only C++ holds (say, saved tensors of a graph built before
     the call) are not reachable here, so they are reported as untracked: a lower bound, never hidden.
+    Only the ``plain`` types matter (the ledger reports subclasses without reading their storage);
+    ``type()`` rather than ``isinstance`` also avoids objects that warn when their class is read.
     """
-    tensor_base = torch._C.TensorBase
+    wanted = frozenset(plain)
     found: dict[int, Any] = {}
     for obj in gc.get_objects():
-        # type(), not isinstance(): some module objects warn when their __class__ is read.
-        if not issubclass(type(obj), tensor_base):
+        if type(obj) not in wanted:
             continue
         try:
             storage = obj.untyped_storage()
-        except (RuntimeError, NotImplementedError, TypeError, ValueError):  # wrapper subclasses, lazy
+        except (RuntimeError, NotImplementedError, TypeError, ValueError):  # sparse layouts have none
             continue
         found[id(storage)] = weakref.ref(storage)
     return found
@@ -148,7 +149,7 @@ class StorageLedger(TorchDispatchMode):
         from torch.optim import optimizer as optim_module
 
         self._thread = threading.get_ident()
-        self._pre = _snapshot()
+        self._pre = _snapshot(self._plain)
         for root in self.calls.roots:
             self._register_module(root)
         self.tally.install()
