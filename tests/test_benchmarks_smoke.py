@@ -107,3 +107,19 @@ def test_operator_coverage_script_classifies_every_overload(tmp_path: Path) -> N
     # the table's overload count equals the sum of its per-namespace counts
     count_rows = [line for line in stdout.splitlines() if line.startswith(("| aten |", "| torchvision |"))]
     assert sum(int(line.split(" | ")[1].replace(",", "")) for line in count_rows) == len(rows)
+
+
+def test_memory_smoke_prints_the_agreement_table(tmp_path: Path) -> None:
+    out = tmp_path / "memory.md"
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "memory.py"), "--smoke", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    row = next(line for line in completed.stdout.splitlines() if line.startswith("| training small-cnn"))
+    assert "(complete)" in row and row.endswith("| yes |")
+    assert out.read_text(encoding="utf-8") == completed.stdout

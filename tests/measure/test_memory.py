@@ -300,3 +300,25 @@ def test_every_category_is_reported_in_order() -> None:
     assert tuple(report["at_peak"]["by_category"]) == CATEGORIES
     assert report["at_peak"]["module"] is None
     assert report["allocator"] == {}
+
+
+def test_sparse_tensors_are_reported_not_counted() -> None:
+    dense = torch.eye(4)
+
+    def workload() -> None:
+        (dense.to_sparse() * 2).to_dense()
+
+    report = _checked(measure_memory(workload))
+    diagnostics = [d for d in report["diagnostics"] if d["code"] == "tensor_subclass"]
+    assert len(diagnostics) == 1 and "sparse_coo layout" in diagnostics[0]["message"]
+    assert report["peak"]["status"] == "partial"
+
+
+def test_lazy_module_parameters_count_once_materialised() -> None:
+    model = nn.LazyLinear(8)
+    x = torch.randn(2, 4)
+    report = _checked(measure_memory(lambda: model(x), modules=model))
+    assert report["diagnostics"] == []
+    # Materialised inside the call: 8 x 4 + 8 floats, parameters for their whole life, not baseline.
+    assert report["at_peak"]["by_category"]["parameters"]["value"] == (32 + 8) * 4
+    assert report["baseline"]["value"] == 2 * 4 * 4  # the input only

@@ -113,3 +113,24 @@ def test_cuda_allocator_figures_sit_beside_the_ledger() -> None:
     assert allocator["max_allocated_delta"]["method"] == "torch.cuda.max_memory_allocated"
     assert report["context"]["ledger_device"] == "cuda"
     assert report["at_peak"]["by_category"]["parameters"]["value"] == (64 * 64 + 64) * 4
+
+
+def test_measure_workload_carries_the_ledger_when_asked() -> None:
+    import json
+
+    from torchscan import measure_workload
+    from torchscan.report.validate import validate_report
+
+    model = nn.Linear(4, 4)
+    x = torch.randn(2, 4)
+    report = measure_workload(lambda: model(x), device="cpu", metrics=["memory_ledger"], progress=False)
+    ledger = report["memory_ledger"]  # type: ignore[typeddict-item]
+    assert ledger["at_peak"]["by_category"]["parameters"]["value"] == (16 + 4) * 4
+    assert report["totals"]["peak_memory"]["status"] == "unavailable"  # a separate pass, not a total
+    assert validate_report(json.loads(json.dumps(report))) == "benchmark"
+    broken = json.loads(json.dumps(report))
+    broken["memory_ledger"]["peak"]["scope"] = "x"
+    with pytest.raises(ValueError, match=r"^report\.memory_ledger\.peak\.scope:"):
+        validate_report(broken)
+    plain = measure_workload(lambda: model(x), device="cpu", metrics=["flops"], progress=False)
+    assert "memory_ledger" not in plain

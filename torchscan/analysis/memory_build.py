@@ -99,7 +99,7 @@ def _diagnostics(ledger: StorageLedger) -> tuple[list[Diagnostic], set[int]]:
         found.append(
             diagnostic(
                 "tensor_subclass",
-                f"tensor subclasses ({names}) hide their inner storages from the ledger; not counted",
+                f"tensor subclasses or layouts ({names}) hide their storages from the ledger; not counted",
                 metric="peak",
             )
         )

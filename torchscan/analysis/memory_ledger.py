@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis.memory_calls import CallStack
@@ -82,23 +83,24 @@ def _plain_types() -> tuple[type, ...]:
     return (*types, FakeTensor)
 
 
-def _snapshot() -> dict[int, Any]:
+def _snapshot(plain: tuple[type, ...]) -> dict[int, Any]:
     """Weak references to the storages of every tensor the garbage collector can reach now.
 
     This is how a storage the workload reads but the mode never saw created is told apart: alive
     before the call (an input, a parameter) or made during it outside the dispatch mode
     (``untracked_storage``). Tensors only C++ holds (say, saved tensors of a graph built before
     the call) are not reachable here, so they are reported as untracked: a lower bound, never hidden.
+    Only the ``plain`` types matter (the ledger reports subclasses without reading their storage);
+    ``type()`` rather than ``isinstance`` also avoids objects that warn when their class is read.
     """
-    tensor_base = torch._C.TensorBase
+    wanted = frozenset(plain)
     found: dict[int, Any] = {}
     for obj in gc.get_objects():
-        # type(), not isinstance(): some module objects warn when their __class__ is read.
-        if not issubclass(type(obj), tensor_base):
+        if type(obj) not in wanted:
             continue
         try:
             storage = obj.untyped_storage()
-        except (RuntimeError, NotImplementedError, TypeError):  # wrapper subclasses have none
+        except (RuntimeError, NotImplementedError, TypeError, ValueError):  # sparse layouts have none
             continue
         found[id(storage)] = weakref.ref(storage)
     return found
@@ -147,7 +149,7 @@ class StorageLedger(TorchDispatchMode):
         from torch.optim import optimizer as optim_module
 
         self._thread = threading.get_ident()
-        self._pre = _snapshot()
+        self._pre = _snapshot(self._plain)
         for root in self.calls.roots:
             self._register_module(root)
         self.tally.install()
@@ -165,13 +167,17 @@ class StorageLedger(TorchDispatchMode):
             hooks.__exit__(None, None, None)
         self.calls.remove()
         self.tally.remove()
+        if not self._closed:
+            # Parameters made during the call (a lazy module's, a replaced one) are parameters for
+            # their whole life; gradients assigned without accumulation (``p.grad = g``) are gradients.
+            for root in self.calls.roots:
+                self._register_module(root)
+            for param in self._params:
+                if param.grad is not None:
+                    self._claim(param.grad, GRADIENTS)
         handles, self._handles = self._handles, []
         for handle in handles:
             handle.remove()
-        if not self._closed:
-            for param in self._params:  # gradients assigned without accumulation (e.g. ``p.grad = g``)
-                if param.grad is not None:
-                    self._claim(param.grad, GRADIENTS)
         self._closed = True
         self._pre = {}
         for record in self.live.values():
@@ -187,7 +193,8 @@ class StorageLedger(TorchDispatchMode):
     def _register_module(self, root: nn.Module) -> None:
         for module in root.modules():
             for param in module._parameters.values():
-                if param is None or id(param) in self._tracked:
+                # A lazy module's parameter has no storage yet: it is seen when materialised.
+                if param is None or id(param) in self._tracked or is_lazy(param):
                     continue
                 self._tracked.add(id(param))
                 self._claim(param, PARAMETERS)
@@ -252,7 +259,11 @@ class StorageLedger(TorchDispatchMode):
     def _see(self, tensor: torch.Tensor, *, output: bool) -> StorageRecord | None:
         """The record of ``tensor``'s storage, created on first sight."""
         if type(tensor) not in self._plain:
-            self.subclasses.add(type(tensor).__name__)
+            if not is_lazy(tensor):  # a lazy parameter has no storage until it is materialised
+                self.subclasses.add(type(tensor).__name__)
+            return None
+        if tensor.layout is not torch.strided:  # sparse and other layouts have no single storage
+            self.subclasses.add(f"{str(tensor.layout).removeprefix('torch.')} layout")
             return None
         storage = tensor.untyped_storage()
         key = id(storage)
