@@ -36,6 +36,7 @@ TYPES = [
     "ProfileReport",
     "BenchmarkComparison",
     "MemoryReport",
+    "MemoryDiff",
     "ModuleCall",
     "ModuleHandler",
     "ModuleEstimates",

@@ -40,6 +40,7 @@ _EXPORTS = {
     "ProfileReport": "torchscan.report.schema",
     "BenchmarkComparison": "torchscan.report.schema",
     "MemoryReport": "torchscan.report.memory_schema",
+    "MemoryDiff": "torchscan.report.memory_diff",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from torchscan.process.memory import measure_peak_memory
     from torchscan.process.rss import measure_peak_rss
     from torchscan.report.compare import compare_reports
+    from torchscan.report.memory_diff import MemoryDiff
     from torchscan.report.memory_schema import MemoryReport
     from torchscan.report.merge import merge_reports
     from torchscan.report.schema import (
