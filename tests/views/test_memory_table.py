@@ -96,3 +96,23 @@ def test_summary_checks_the_memory_report_before_the_model_runs(capsys: pytest.C
     printed = capsys.readouterr().out
     assert "Saved act." in printed and "2.93 KiB" in printed
     assert "memory" not in report  # the AnalysisReport itself is unchanged by the view
+
+
+def test_benchmark_page_shows_the_ledger_pass_of_measure_workload() -> None:
+    from view_parse import parse_html
+
+    from torchscan import measure_workload, render_report
+
+    model = _blocks()
+    inputs = torch.rand(2, 4)
+    report = measure_workload(
+        lambda: model(inputs).sum().backward(), device="cpu", metrics=["memory_ledger"], progress=False
+    )
+    root = parse_html(render_report(report, title="step"))
+    section = root.by_id("memory-ledger")
+    assert section is not None
+    assert section.find_all("svg")[0].attrs.get("role") == "img"
+    rows = {row.find_all("th")[0].text(): row.find_all("td")[0].text() for row in section.find_all("tr")[1:]}
+    # 3 Linear(4, 4): 3 * (16 + 4) * 4 = 240 bytes of parameters
+    assert rows["parameters"] == "complete · 240 bytes (240 B)"
+    assert len(rows) == 7
