@@ -158,8 +158,9 @@ class StorageLedger(TorchDispatchMode):
         self._handles.append(optim_module.register_optimizer_step_post_hook(self._step_hook))
         self.calls.install()
         self._outer_hooks = _top_saved_hooks(True) if _top_saved_hooks is not None else None
-        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
-        self._saved_hooks.__enter__()
+        hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        hooks.__enter__()  # raises when the caller disabled saved-tensor hooks: nothing to pop then
+        self._saved_hooks = hooks
 
     def stop(self) -> None:
         """Remove every hook (idempotent), note the final gradients and optimizer state, close refs."""
