@@ -141,8 +141,10 @@ def test_disabled_saved_tensor_hooks_fail_cleanly() -> None:
     params = list(model.parameters())
     before = _global_state(params)
     ran: list[int] = []
-    with torch.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
-        with pytest.raises(RuntimeError, match="no hooks here"):
-            measure_memory(lambda: ran.append(1), modules=model)
+    with (
+        torch.autograd.graph.disable_saved_tensors_hooks("no hooks here"),
+        pytest.raises(RuntimeError, match="no hooks here"),
+    ):
+        measure_memory(lambda: ran.append(1), modules=model)
     assert ran == []
     assert _global_state(params) == before
