@@ -322,3 +322,20 @@ def test_lazy_module_parameters_count_once_materialised() -> None:
     # Materialised inside the call: 8 x 4 + 8 floats, parameters for their whole life, not baseline.
     assert report["at_peak"]["by_category"]["parameters"]["value"] == (32 + 8) * 4
     assert report["baseline"]["value"] == 2 * 4 * 4  # the input only
+
+
+def test_saved_outputs_are_not_kept_alive_without_backward() -> None:
+    import gc
+    import weakref
+
+    x = torch.randn(8, requires_grad=True)
+    refs: list[Any] = []
+
+    def forward_only() -> None:
+        y = x.exp()  # exp saves its output for backward; backward never runs
+        refs.append(weakref.ref(y.untyped_storage()))
+
+    report = _checked(measure_memory(forward_only))
+    gc.collect()
+    assert refs[0]() is None  # freed with its graph, as without the ledger
+    assert report["at_peak"]["by_category"]["activations"]["value"] == 32

@@ -134,3 +134,17 @@ def test_measure_workload_carries_the_ledger_when_asked() -> None:
         validate_report(broken)
     plain = measure_workload(lambda: model(x), device="cpu", metrics=["flops"], progress=False)
     assert "memory_ledger" not in plain
+
+
+def test_disabled_saved_tensor_hooks_fail_cleanly() -> None:
+    model = nn.Linear(2, 2)
+    params = list(model.parameters())
+    before = _global_state(params)
+    ran: list[int] = []
+    with (
+        torch.autograd.graph.disable_saved_tensors_hooks("no hooks here"),
+        pytest.raises(RuntimeError, match="no hooks here"),
+    ):
+        measure_memory(lambda: ran.append(1), modules=model)
+    assert ran == []
+    assert _global_state(params) == before

@@ -141,6 +141,7 @@ class StorageLedger(TorchDispatchMode):
         self._closed = False
         self._thread = threading.get_ident()
         self._kinds: dict[Any, int] = {}
+        self._internal = 0  # > 0 while the ledger itself runs an operator (not the workload's)
 
     # --- lifetime -----------------------------------------------------------------------------
 
@@ -157,8 +158,9 @@ class StorageLedger(TorchDispatchMode):
         self._handles.append(optim_module.register_optimizer_step_post_hook(self._step_hook))
         self.calls.install()
         self._outer_hooks = _top_saved_hooks(True) if _top_saved_hooks is not None else None
-        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
-        self._saved_hooks.__enter__()
+        hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        hooks.__enter__()  # raises when the caller disabled saved-tensor hooks: nothing to pop then
+        self._saved_hooks = hooks
 
     def stop(self) -> None:
         """Remove every hook (idempotent), note the final gradients and optimizer state, close refs."""
@@ -231,7 +233,15 @@ class StorageLedger(TorchDispatchMode):
         """Saved-tensor pack hook: mark the storage saved; delegate to a caller's outer hooks."""
         if self._outer_hooks is None:
             self._claim(tensor, ACTIVATIONS)
-            return tensor
+            # Not the tensor itself: a saved output would then hold its own grad_fn through the
+            # hook, a reference cycle through C++ that no collector frees when backward never runs.
+            # A detached alias keeps the same storage alive and autograd restores the metadata on
+            # unpack. Its ``aten.detach`` is not an operator boundary of the workload.
+            self._internal += 1
+            try:
+                return tensor.detach()
+            finally:
+                self._internal -= 1
         packed = self._outer_hooks[0](tensor)
         if isinstance(packed, torch.Tensor):
             self._claim(packed, ACTIVATIONS)
@@ -309,6 +319,8 @@ class StorageLedger(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
+        if self._internal:
+            return func(*args, **kwargs)
         kind = self._kinds.get(func)
         if kind is None:
             kind = self._kinds[func] = _kind(func)

@@ -128,8 +128,8 @@ def measure_memory(
         ledger = StorageLedger(roots)
         if cuda is not None:
             cuda[0]()
-        ledger.start()
         try:
+            ledger.start()  # inside: a start that fails half-way still has every hook removed
             with ledger:
                 workload()
         finally:
