@@ -303,3 +303,14 @@ def test_terminal_lines_escape_control_characters_and_keep_statuses() -> None:
     assert f"peak      partial · ≥ {PEAK:,} bytes (13.39 KiB) · lower bound, full value unknown" in lines
     assert "  untracked_storage: x\\x09y" in lines
     assert all("\n" not in line and "\x85" not in line for line in lines)
+
+
+def test_html_ids_are_unique_and_links_resolve() -> None:
+    before = memory_report()
+    before["diagnostics"] = [{"code": "c", "metric": "m", "message": "x", "severity": "error"}] * 2
+    root = parse_html(render_report(memory_report(), before=before, title="t"))
+    ids = [element.attrs["id"] for element in root.iter() if element.attrs.get("id")]
+    assert len(ids) == len(set(ids))
+    for anchor in root.find_all("a"):
+        href = anchor.attrs.get("href") or ""
+        assert href.startswith("#") and href[1:] in ids, href
