@@ -311,6 +311,7 @@ def test_html_ids_are_unique_and_links_resolve() -> None:
     root = parse_html(render_report(memory_report(), before=before, title="t"))
     ids = [element.attrs["id"] for element in root.iter() if element.attrs.get("id")]
     assert len(ids) == len(set(ids))
+    assert root.by_id("before-diagnostic-1") is not None and root.by_id("diagnostic-0") is None
     for anchor in root.find_all("a"):
         href = anchor.attrs.get("href") or ""
         assert href.startswith("#") and href[1:] in ids, href

@@ -165,19 +165,19 @@ def _allocator(report: Mapping[str, Any]) -> str:
     )
 
 
-def _diagnostics(report: Mapping[str, Any]) -> str:
+def _diagnostics(report: Mapping[str, Any], prefix: str = "", heading: str = "Diagnostics") -> str:
+    entries = report["diagnostics"]
     items = "".join(
-        f'<li id="diagnostic-{i}"><span class="badge {esc(entry["severity"])}">'
+        f'<li id="{prefix}diagnostic-{i}"><span class="badge {esc(entry["severity"])}">'
         f"{esc(entry['severity'])}</span> "
         f"<code>{esc(entry['code'])}</code> {esc(entry['message'])}"
         + (f" (path {esc(entry['path'] or '(root)')})" if "path" in entry else "")
         + "</li>"
-        for i, entry in enumerate(report["diagnostics"])
+        for i, entry in enumerate(entries)
     )
-    count = len(report["diagnostics"])
     return (
-        f'<section id="diagnostics"><h2>Diagnostics ({count})</h2><ul>{items or "<li>None.</li>"}</ul>'
-        "</section>"
+        f'<section id="{prefix}diagnostics"><h2>{heading} ({len(entries)})</h2>'
+        f"<ul>{items or '<li>None.</li>'}</ul></section>"
     )
 
 
@@ -215,15 +215,22 @@ def _comparison(diff: Mapping[str, Any]) -> str:
     )
 
 
-def render_memory(report: Mapping[str, Any], *, title: str, diff: Mapping[str, Any] | None = None) -> str:
-    """The HTML page of a validated MemoryReport (and of a validated comparison ``diff``, if given)."""
+def render_memory(
+    report: Mapping[str, Any],
+    *,
+    title: str,
+    diff: Mapping[str, Any] | None = None,
+    before: Mapping[str, Any] | None = None,
+) -> str:
+    """The HTML page of a validated MemoryReport; with ``diff`` (and its ``before``) the comparison too."""
     body = (
         f'{_context(report)}<section id="timeline"><h2>Live bytes over the workload</h2><figure>'
         f"{timeline_svg(report, title=title, standalone=False)}</figure></section>"
         f"{_summary(report)}{_at_peak(report)}{_by_phase(report)}"
         + (_comparison(diff) if diff is not None else "")
         + f"{_modules(report)}{_allocator(report)}{_diagnostics(report)}"
-        '<section id="not-mean"><h2>What these numbers do not mean</h2>'
+        + (_diagnostics(before, "before-", "Before diagnostics") if before is not None else "")
+        + '<section id="not-mean"><h2>What these numbers do not mean</h2>'
         f'<p class="note">{esc(NOT_MEANING)}</p></section>'
     )
     return (

@@ -38,4 +38,4 @@ def render_memory_report(report: Any, before: Any, *, format: str, title: str) -
     from torchscan.report.memory_diff import compare_memory_reports
 
     diff = compare_memory_reports(before, report)  # validates both
-    return render_memory(report, title=title, diff=diff)
+    return render_memory(report, title=title, diff=diff, before=before)
