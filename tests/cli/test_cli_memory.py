@@ -158,3 +158,11 @@ def test_usage_errors_exit_2_with_one_line(
     assert run(capsys, "scan", "demo:cnn", "--json", str(scan))[0] == 0
     status, _, err = run(capsys, "compare", str(tmp_path / "mem.json"), str(scan))
     assert status == 2 and "two MemoryReports" in err
+    mem = str(tmp_path / "mem.json")
+    for argv in (
+        ["render", mem, "--svg", str(tmp_path / "x.svg"), "--before", mem],  # one run per figure
+        ["render", mem, "--html", str(tmp_path / "x.html"), "--before", str(scan)],  # kinds never mix
+    ):
+        status, _, err = run(capsys, *argv)
+        assert status == 2 and err.count("\n") == 1, argv
+    assert not (tmp_path / "x.svg").exists() and not (tmp_path / "x.html").exists()
