@@ -122,9 +122,7 @@ def _load_model(
     hardware = getattr(args, "hardware", None)
     args.hardware_facts = hw.load_hardware(hardware) if hardware is not None else None
     files.check_outputs(outputs, [target.source_file, Path(hardware) if hardware is not None else None])
-    from torchscan.cli.memory import build_context
-
-    with build_context(spec.device) if meta_build else contextlib.nullcontext():
+    with targets.build_context(spec.device) if meta_build else contextlib.nullcontext():
         model = targets.instantiate(target, factory_kwargs)
     if spec.device is not None:
         model.to(spec.device)

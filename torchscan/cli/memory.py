@@ -10,7 +10,6 @@ the generated inputs are meta tensors too. Torch is imported only inside the fun
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,6 @@ from torchscan.views.memory_text import (
 )
 
 if TYPE_CHECKING:
-    import torch
     from torch import nn
 
 INFERENCE = "one eval/no-grad forward"
@@ -36,13 +34,6 @@ SHORT_NOTE = (
     "Live-storage bytes seen by the ledger: not allocator-reserved memory, not process RSS, not a "
     "statement that it fits a device; ≥ is a lower bound, unknown is never 0."
 )
-
-
-def build_context(device: torch.device | None) -> contextlib.AbstractContextManager[Any]:
-    """Where a factory builds its model: inside ``torch.device("meta")`` for meta, else as it likes."""
-    if device is not None and device.type == "meta":
-        return device  # a torch.device is a context manager: factory tensors are created on it
-    return contextlib.nullcontext()
 
 
 def inference_workload(model: nn.Module, inputs: Sequence[Any]) -> Callable[[], None]:
