@@ -1,11 +1,12 @@
 """``torchscan memory TARGET``: the storage ledger of one forward or one training step (memory.md 4).
 
-This module builds the model (on the meta device when asked), the workload, and the terminal
-wording of a MemoryReport; ``cli/app.py`` wires it to the common target, input and output handling
-of every command. ``--device meta`` builds a factory's model directly on the meta device (under a
-``torch.device("meta")`` context, so a multi-billion-parameter model never allocates real memory)
-and moves a module instance there (``model.to("meta")``, what ``--device`` does for every command);
-the generated inputs are meta tensors too. Torch is imported only inside the functions.
+This module holds the inference workload and the terminal wording of a MemoryReport and of a
+MemoryDiff; ``cli/app.py`` wires it to the common target, input and output handling of every
+command. ``--device meta`` builds a factory's model directly on the meta device (under a
+``torch.device("meta")`` context, ``targets.build_context``, so a multi-billion-parameter model never
+allocates real memory) and moves a module instance there (``model.to("meta")``, what ``--device``
+does for every command); the generated inputs are meta tensors too. Torch is imported only inside
+the functions.
 """
 
 from __future__ import annotations
