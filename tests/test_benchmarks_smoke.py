@@ -126,3 +126,19 @@ def test_generation_smoke_prints_the_overhead_ratio(tmp_path: Path) -> None:
         line.startswith("| GPT-2 2 layers") and line.endswith("× |") for line in completed.stdout.splitlines()
     )
     assert out.read_text(encoding="utf-8") == completed.stdout
+
+
+def test_memory_smoke_prints_the_agreement_table(tmp_path: Path) -> None:
+    out = tmp_path / "memory.md"
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "memory.py"), "--smoke", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    row = next(line for line in completed.stdout.splitlines() if line.startswith("| training small-cnn"))
+    assert "(complete)" in row and row.endswith("| yes |")
+    assert out.read_text(encoding="utf-8") == completed.stdout

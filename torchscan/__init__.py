@@ -22,6 +22,7 @@ _EXPORTS = {
     "profile_workload": "torchscan.measure.profile",
     "measure_latency": "torchscan.measure.latency",
     "measure_workload": "torchscan.measure.workload",
+    "measure_memory": "torchscan.measure.memory",
     "compare_reports": "torchscan.report.compare",
     "merge_reports": "torchscan.report.merge",
     "compare_benchmarks": "torchscan.measure.compare",
@@ -40,6 +41,8 @@ _EXPORTS = {
     "ProfileReport": "torchscan.report.schema",
     "BenchmarkComparison": "torchscan.report.schema",
     "GenerationReport": "torchscan.report.generation_schema",
+    "MemoryReport": "torchscan.report.memory_schema",
+    "MemoryDiff": "torchscan.report.memory_diff",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -52,12 +55,15 @@ if TYPE_CHECKING:
     from torchscan.measure.flops import measure_flops
     from torchscan.measure.generation import measure_generation
     from torchscan.measure.latency import measure_latency
+    from torchscan.measure.memory import measure_memory
     from torchscan.measure.profile import profile_workload
     from torchscan.measure.workload import measure_workload
     from torchscan.process.memory import measure_peak_memory
     from torchscan.process.rss import measure_peak_rss
     from torchscan.report.compare import compare_reports
     from torchscan.report.generation_schema import GenerationReport
+    from torchscan.report.memory_diff import MemoryDiff
+    from torchscan.report.memory_schema import MemoryReport
     from torchscan.report.merge import merge_reports
     from torchscan.report.schema import (
         AnalysisReport,

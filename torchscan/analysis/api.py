@@ -286,6 +286,7 @@ def summary(
     col_names: Sequence[str] | None = None,
     fold: bool = True,
     hardware: Mapping[str, Any] | None = None,
+    memory: Mapping[str, Any] | None = None,
 ) -> AnalysisReport:
     """Run :func:`crawl_module`, print the summary table to stdout and return the same report.
 
@@ -297,6 +298,12 @@ def summary(
     ``hardware`` is passed to :func:`crawl_module` (roofline figures in the report, not in the table).
     With ``strict=True`` the table is printed before :class:`IncompleteAnalysisError` is raised, so
     the evidence is visible either way. Table options are checked before the model runs.
+
+    ``memory`` (a MemoryReport of :func:`torchscan.measure_memory`, validated before the model runs)
+    adds the ``Saved act.`` column (``col_names`` key ``saved_activations``): each call's bytes saved
+    for backward, joined on ``(path, call_index)``; a call the MemoryReport lacks reads ``-``
+    (unknown, not 0). The analysis itself still runs one eval/no-grad forward: the column comes
+    from the MemoryReport's own run.
     """
     from torchscan.views.table import check_table_options, format_table
 
@@ -312,8 +319,13 @@ def summary(
         max_depth=max_depth,
         fold=fold,
         wrap_mode=wrap_mode,
-        extra_columns=receptive_field or effective_rf_stats or operator_flops,
+        extra_columns=receptive_field or effective_rf_stats or operator_flops or memory is not None,
+        memory=memory is not None,
     )
+    if memory is not None:
+        from torchscan.report.validate_memory import validate_memory_report
+
+        validate_memory_report(memory, "memory")
     from torchscan.analysis.build import IncompleteAnalysisError
 
     table_options: dict[str, Any] = {
@@ -324,6 +336,7 @@ def summary(
         "operator_flops": operator_flops,
         "col_names": col_names,
         "fold": fold,
+        "memory": memory,
     }
     try:
         report = crawl_module(

@@ -105,12 +105,12 @@ def _render_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _load_model(
-    args: argparse.Namespace, *, devices: Sequence[str] | None = None
+    args: argparse.Namespace, *, devices: Sequence[str] | None = None, meta_build: bool = False
 ) -> tuple[Target, nn.Module, InputSpec]:
     """Resolve TARGET, its inputs and outputs (usage errors first), then build the model.
 
     A ``--hardware`` file is read and checked here too, before the model is built, and no output
-    may overwrite it.
+    may overwrite it. With ``meta_build`` and ``--device meta`` a factory builds on meta directly.
     """
     from torchscan.cli import targets
 
@@ -122,7 +122,8 @@ def _load_model(
     hardware = getattr(args, "hardware", None)
     args.hardware_facts = hw.load_hardware(hardware) if hardware is not None else None
     files.check_outputs(outputs, [target.source_file, Path(hardware) if hardware is not None else None])
-    model = targets.instantiate(target, factory_kwargs)
+    with targets.build_context(spec.device) if meta_build else contextlib.nullcontext():
+        model = targets.instantiate(target, factory_kwargs)
     if spec.device is not None:
         model.to(spec.device)
     return target, model, spec
@@ -238,6 +239,28 @@ def _cmd_flops(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_memory(args: argparse.Namespace) -> int:
+    from torchscan.cli import memory, targets
+
+    _target, model, spec = _load_model(args, meta_build=True)
+    from torchscan import measure_memory
+
+    inputs = targets.generate(model, spec)
+    workload = (
+        hw.train_step(model, inputs, _floating_sum)
+        if args.train
+        else memory.inference_workload(model, inputs)
+    )
+    with contextlib.redirect_stdout(_human_stream(args)):  # keep `--json -` parseable
+        report = measure_memory(workload, device=spec.device, modules=model)
+    what = hw.TRAIN_STEP if args.train else memory.INFERENCE
+    print("\n".join(memory.memory_lines(report, args.target, what)), file=_human_stream(args))
+    if args.json is not None:
+        _write(args.json, _dump(report))
+    _write_renderings(report, args, title=args.title or f"TorchScan memory: {args.target}")
+    return EXIT_OK
+
+
 def _cmd_latency(args: argparse.Namespace) -> int:
     with status_line(f"loading {args.target} …") as status:  # before importing torch: it takes seconds
         import torch
@@ -327,9 +350,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     before, after = files.load_report(args.before), files.load_report(args.after)
     with _bad_report(f"invalid report {args.before!r} or {args.after!r}"):
         kinds = [report_kind(before), report_kind(after)]
-        timing = [kind != "analysis" for kind in kinds]
+        timing = [kind not in ("analysis", "memory") for kind in kinds]
     if "generation" in kinds:
         raise UsageError("generation reports cannot be compared here; compare AnalysisReports")
+    if kinds.count("memory") == 1:
+        raise UsageError("cannot compare a MemoryReport with another kind of report; give two MemoryReports")
     if all(timing):
         raise UsageError(BENCHMARK_REFUSAL)
     if any(timing):
@@ -341,8 +366,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     # Everything is computed before anything is printed or written, so a bad report leaves no
     # half-written output behind.
     with _bad_report(f"cannot compare {args.before!r} and {args.after!r}"):
-        diff = compare_reports(before, after)
-        table = fmt.comparison(diff)
+        diff: Any = compare_reports(before, after)
+        if kinds[0] == "memory":
+            from torchscan.cli.memory import comparison_lines
+
+            table = "\n".join(comparison_lines(diff))
+        else:
+            table = fmt.comparison(diff)
         saved = _dump(diff) if args.json is not None else None
     page = None
     if args.html is not None:
@@ -432,6 +462,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": _cmd_demo,
     "scan": _cmd_scan,
     "flops": _cmd_flops,
+    "memory": _cmd_memory,
     "latency": _cmd_latency,
     "compare": _cmd_compare,
     "render": _cmd_render,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from torchscan._version import __version__
+from torchscan.cli.memory import DEVICE_HELP as MEMORY_DEVICE_HELP
 from torchscan.cli.targets import UsageError
 from torchscan.report.names import has_control
 from torchscan.views.geometry import VIEWS
@@ -104,7 +105,7 @@ def _label(text: str) -> str:
     return _non_blank(text)
 
 
-def _add_target(parser: argparse.ArgumentParser) -> None:
+def _add_target(parser: argparse.ArgumentParser, device_help: str | None = None) -> None:
     parser.add_argument(
         "target", metavar="TARGET", help="package.module:attr, path/to/file.py:attr or demo:<name>"
     )
@@ -121,7 +122,7 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
         "--dtype", action="append", metavar="DTYPE", help="generated input dtype (repeatable)"
     )
     parser.add_argument(
-        "--device", metavar="DEVICE", help="cpu, cuda:N or mps; the model is moved there first"
+        "--device", metavar="DEVICE", help=device_help or "cpu, cuda:N or mps; the model is moved there first"
     )
 
 
@@ -196,6 +197,18 @@ def build_parser() -> argparse.ArgumentParser:
     flops.add_argument("--json", metavar="PATH", help="save the FlopReport ('-' for stdout)")
     flops.add_argument("--strict", action="store_true", help="exit 3 when the total is not complete")
 
+    memory = commands.add_parser(
+        "memory", help="where the memory of a forward or training step goes (measure_memory's ledger)"
+    )
+    _add_target(memory, MEMORY_DEVICE_HELP)
+    memory.add_argument(
+        "--train",
+        action="store_true",
+        help="measure one training step: forward, backward of sum(output), AdamW (PyTorch defaults) step",
+    )
+    memory.add_argument("--json", metavar="PATH", help="save the MemoryReport ('-' for stdout)")
+    _add_html(memory, metric=False)
+
     latency = commands.add_parser("latency", help="warmed block-average latency (measure_latency)")
     _add_target(latency)
     latency.add_argument("--work-units", type=_positive_number, default=1, metavar="N", help="work per call")
@@ -207,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_hardware(latency, "achieved FLOP/s and utilization (adds an operator FLOPs pass)")
     _add_html(latency, svg=False, metric=False)
 
-    compare = commands.add_parser("compare", help="delta table of two saved AnalysisReports")
+    compare = commands.add_parser(
+        "compare", help="delta table of two saved AnalysisReports (or MemoryReports)"
+    )
     compare.add_argument("before", metavar="BEFORE.json")
     compare.add_argument("after", metavar="AFTER.json")
     compare.add_argument("--json", metavar="PATH", help="save the ReportDiff ('-' for stdout)")
@@ -219,7 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     outputs.add_argument("--html", metavar="PATH")
     outputs.add_argument("--svg", metavar="PATH")
     render.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
-    render.add_argument("--before", metavar="B.json", help="a saved AnalysisReport to show as 'before'")
+    render.add_argument(
+        "--before",
+        metavar="B.json",
+        help="a saved report of the same kind (AnalysisReport, MemoryReport) to show as 'before'",
+    )
     render.add_argument("--title", type=_text, help="title of the rendering")
 
     merge = commands.add_parser("merge", help="merge the per-rank reports of one job (merge_reports)")

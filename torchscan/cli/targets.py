@@ -7,6 +7,7 @@ imported only inside the functions that need it, so ``torchscan --help`` stays f
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -147,6 +148,17 @@ def instantiate(target: Target, factory_kwargs: dict[str, Any]) -> nn.Module:
         kind = type(model).__name__
         raise UsageError(f"target {target.spec!r} returned a {kind}, not an nn.Module")
     return model
+
+
+def build_context(device: torch.device | None) -> contextlib.AbstractContextManager[Any]:
+    """Where a factory builds its model: inside ``torch.device("meta")`` for meta, else as it likes.
+
+    A multi-billion-parameter factory then never allocates real memory (``torchscan memory
+    --device meta``); a module instance is moved to the device afterwards as for every command.
+    """
+    if device is not None and device.type == "meta":
+        return device  # a torch.device is a context manager: factory tensors are created on it
+    return contextlib.nullcontext()
 
 
 def parse_factory_kwargs(text: str) -> dict[str, Any]:

@@ -9,7 +9,8 @@ callable receives ``(phase, done, total_estimate)``. Phases and their units:
 - ``timing``: seconds spent in timed blocks of the ``min_run_time`` budget (an estimate: the
   timer may overrun it to finish a block or reach ``min_repeats``); the last update gives
   ``done == total_estimate``, the seconds actually spent;
-- ``operator_flops``, ``peak_memory``, ``profile``, ``process_peak_rss``: passes, ``0`` then ``1``.
+- ``operator_flops``, ``peak_memory``, ``memory_ledger`` (also ``measure_memory``), ``profile``,
+  ``process_peak_rss``: passes, ``0`` then ``1``.
 
 Updates are throttled (at most one every :data:`INTERVAL` seconds per phase) except the first and
 last of each phase. They never run inside a timed block. No new dependency: a ``\\r`` line, cleared

@@ -34,7 +34,7 @@ from torchscan.report.schema import (
 from torchscan.runtime.arguments import ArgumentTypeError, check_bool
 from torchscan.runtime.device import Device, resolve_device
 
-METRICS = ("flops", "latency", "throughput", "memory")
+METRICS = ("flops", "latency", "throughput", "memory", "memory_ledger")
 UNAVAILABLE = "unavailable"
 # Collector limitations recorded as unavailable; anything else a collector raises propagates.
 LIMITATIONS = (NotImplementedError, ImportError, NoMemoryEventsError)
@@ -88,7 +88,9 @@ def measure_workload(
     """Measure one workload in separate passes and return a ``BenchmarkReport`` with seven totals.
 
     Passes, in order: timing (``measure_latency``, when ``latency`` or ``throughput`` is selected),
-    operator FLOPs (``measure_flops``), PyTorch peak memory (``measure_peak_memory``), the operator
+    operator FLOPs (``measure_flops``), PyTorch peak memory (``measure_peak_memory``), the storage
+    ledger (``measure_memory``, only when ``"memory_ledger"`` is listed in ``metrics``: its
+    MemoryReport goes under ``memory_ledger``, it adds no total), the operator
     profile (``profile=True``) and the peak RSS of ``rss_command`` run as a fresh child process. A
     metric not selected is ``unavailable`` with method ``not_requested``; a collector that cannot run
     here (``NotImplementedError``, ``ImportError``, no CPU memory events) leaves its metric
@@ -100,7 +102,8 @@ def measure_workload(
     ``context.hardware`` and adds ``achieved_flops_per_second``, ``model_flops_utilization`` and
     ``hardware_flops_utilization`` to ``totals``.
     ``progress`` reports each pass (the timing phases of ``measure_latency``, then ``operator_flops``,
-    ``peak_memory``, ``profile``, ``process_peak_rss``; see :mod:`torchscan.measure.progress`).
+    ``peak_memory``, ``memory_ledger``, ``profile``, ``process_peak_rss``; see
+    :mod:`torchscan.measure.progress`).
 
     What these numbers do NOT mean: each total only means what its collector means (block-average
     latency is not a request percentile; operator FLOPs are not FLOP/s; ``peak_memory`` is one call's
@@ -160,6 +163,9 @@ def measure_workload(
     memory = None
     if "memory" in selected:
         memory = collect("peak_memory", lambda: measure_peak_memory(tracked, device=resolved.name))
+    ledger = None
+    if "memory_ledger" in selected:  # opt-in extension: a MemoryReport beside the totals (memory.md)
+        ledger = collect("memory_ledger", lambda: _measure_memory(tracked, resolved.name))
     profiled = (
         collect("profile", lambda: profile_workload(tracked, device=resolved.name, progress=False))
         if profile
@@ -194,6 +200,8 @@ def measure_workload(
         report["operator_flops"] = flops
     if memory is not None:
         report["memory"] = memory
+    if ledger is not None:
+        report["memory_ledger"] = ledger
     if profiled is not None:
         report["profile"] = profiled
     report["diagnostics"] = diagnostics
@@ -222,6 +230,12 @@ def _hardware_totals(totals: dict[str, MetricResult], flops: Any, stated: Hardwa
         totals[name], extra = utilization(counted, latency, peak, name)
         notes.extend(extra)
     return notes
+
+
+def _measure_memory(workload: Callable[[], Any], device: str) -> Any:
+    from torchscan.measure.memory import measure_memory  # lazy: the ledger imports dispatch machinery
+
+    return measure_memory(workload, device=device, progress=False)
 
 
 def _measure_flops(workload: Callable[[], Any]) -> Any:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from torchscan.report.diff import metric_diff
 from torchscan.report.schema import SCHEMA_VERSION, LayerChange, LayerEntry, ReportDiff
-from torchscan.report.validate import validate_analysis_report
+from torchscan.report.validate import report_kind, validate_analysis_report
+
+if TYPE_CHECKING:
+    from torchscan.report.memory_diff import MemoryDiff
+    from torchscan.report.memory_schema import MemoryReport
 
 
 def _index(report: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
@@ -25,13 +29,37 @@ def _entry(layer: dict[str, Any]) -> LayerEntry:
     return entry
 
 
-def compare_reports(before: Any, after: Any) -> ReportDiff:
-    """Compare two analysis reports; deltas only where both sides are complete with equal labels.
+@overload
+def compare_reports(before: MemoryReport, after: MemoryReport) -> MemoryDiff: ...
+
+
+@overload
+def compare_reports(before: Any, after: Any) -> ReportDiff: ...
+
+
+def compare_reports(before: Any, after: Any) -> ReportDiff | MemoryDiff:
+    """Compare two analysis reports, or two MemoryReports; deltas only where both sides are complete.
 
     Both arguments must be valid schema-version-1 AnalysisReports (``ValueError`` otherwise, naming
     the problem's location). Layers match by ``(path, call_index)``; unchanged layers are omitted.
     A ``None`` delta means "unknown", never zero. Inputs are not mutated.
+
+    Two MemoryReports of ``measure_memory`` give a ``MemoryDiff`` instead
+    (:func:`torchscan.report.memory_diff.compare_memory_reports`): peak, baseline, per-category
+    deltas at the peak and per-phase peaks, so a before/after of activation checkpointing or
+    freezing shows as ``activations`` or ``gradients`` deltas. A MemoryReport is never compared
+    with another kind of report (``ValueError``).
     """
+    kinds = (report_kind(before), report_kind(after))
+    if "memory" in kinds:
+        if kinds != ("memory", "memory"):
+            raise ValueError(
+                "compare_reports compares two MemoryReports or two AnalysisReports, not one of each "
+                f"(before is {kinds[0]}, after is {kinds[1]})"
+            )
+        from torchscan.report.memory_diff import compare_memory_reports
+
+        return compare_memory_reports(before, after)
     validate_analysis_report(before, "before")
     validate_analysis_report(after, "after")
     totals = {

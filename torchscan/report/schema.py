@@ -411,6 +411,8 @@ class BenchmarkReport(TypedDict):
     profile: NotRequired[ProfileReport]
     operator_flops: NotRequired[FlopReport]
     memory: NotRequired[dict[str, Any]]
+    # A MemoryReport (report/memory_schema.py, which imports this module) when "memory_ledger" was asked.
+    memory_ledger: NotRequired[dict[str, Any]]
     diagnostics: NotRequired[list[Diagnostic]]
 
 

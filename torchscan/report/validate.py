@@ -45,6 +45,7 @@ from torchscan.report.validate_core import (
     require_string,
 )
 from torchscan.report.validate_generation import validate_generation_report
+from torchscan.report.validate_memory import validate_memory_report
 from torchscan.report.validate_merged import check_context_distributed
 from torchscan.report.validate_operators import check_phases, validate_operator_report
 from torchscan.report.validate_tokens import check_token_dependencies
@@ -71,6 +72,7 @@ __all__ = [
     "validate_benchmark_comparison",
     "validate_benchmark_report",
     "validate_generation_report",
+    "validate_memory_report",
     "validate_operator_report",
     "validate_report",
 ]
@@ -187,13 +189,13 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
 
 
 def report_kind(report: Any) -> str:
-    """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison``, ``merged`` or
-    ``generation``.
+    """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison``, ``merged``,
+    ``generation`` or ``memory``.
 
-    (render.md 1.1; ``merged``: distributed.md 4; ``generation``: generation.md 2.)
+    (render.md 1.1; ``merged``: distributed.md 4; ``generation``: generation.md 2; ``memory``: memory.md 2.)
     """
     if isinstance(report, Mapping):
-        if report.get("report_type") in ("benchmark_comparison", "merged", "generation"):
+        if report.get("report_type") in ("benchmark_comparison", "merged", "generation", "memory"):
             return str(report["report_type"])
         if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
             return "benchmark"
@@ -211,6 +213,8 @@ def validate_report(report: Any) -> str:
         validate_merged_report(report)
     elif kind == "generation":
         validate_generation_report(report)
+    elif kind == "memory":
+        validate_memory_report(report)
     elif kind == "benchmark":
         validate_benchmark_report(report)
     else:

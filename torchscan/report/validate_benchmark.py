@@ -26,6 +26,7 @@ from torchscan.report.validate_core import (
     require_object,
     require_string,
 )
+from torchscan.report.validate_memory import validate_memory_report
 from torchscan.report.validate_merged import check_context_distributed, check_distributed_parts
 from torchscan.report.validate_operators import check_phases
 
@@ -118,6 +119,8 @@ def validate_benchmark_report(report: Any, where: str = "report") -> None:
         check_distributed_parts(flops, f"{where}.operator_flops")
     if "memory" in report:
         require_object(report, "memory", where)
+    if "memory_ledger" in report:  # measure_workload(metrics=[..., "memory_ledger"]), memory.md
+        validate_memory_report(require_object(report, "memory_ledger", where), f"{where}.memory_ledger")
     if "profile" in report:
         _check_profile(report["profile"], context, f"{where}.profile")
 

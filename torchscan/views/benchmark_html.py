@@ -124,6 +124,27 @@ def _hardware(report: Mapping[str, Any]) -> str:
     )
 
 
+def _memory_ledger(ledger: Mapping[str, Any]) -> str:
+    """The ledger's pass (a validated MemoryReport): its timeline figure and categories at the peak."""
+    from torchscan.report.memory_schema import CATEGORIES
+    from torchscan.views.memory_svg import timeline_svg
+    from torchscan.views.memory_text import CATEGORY_LABELS, status_bytes_text
+
+    rows = "".join(
+        f'<tr><th scope="row">{esc(CATEGORY_LABELS[name])}</th>'
+        f"<td>{esc(status_bytes_text(ledger['at_peak']['by_category'][name]))}</td></tr>"
+        for name in CATEGORIES
+    )
+    return (
+        '<section id="memory-ledger"><h2>Storage ledger</h2><p class=note>A separate pass of '
+        "measure_memory: live-storage bytes by category, never substituted for the allocator's peak "
+        "above (see render_report of the MemoryReport for its full page).</p>"
+        f"<figure>{timeline_svg(ledger, title='Storage ledger', standalone=False)}</figure>"
+        f"<table><thead><tr><th>Category</th><th>At the peak</th></tr></thead><tbody>{rows}</tbody></table>"
+        "</section>"
+    )
+
+
 def _extras(report: Mapping[str, Any]) -> str:
     parts = [_hardware(report)]
     if "operator_flops" in report:
@@ -142,6 +163,8 @@ def _extras(report: Mapping[str, Any]) -> str:
             "scope; not process RSS and never added to it.</p>"
             f"<pre>{esc(pretty_json(report['memory']))}</pre></section>"
         )
+    if "memory_ledger" in report:
+        parts.append(_memory_ledger(report["memory_ledger"]))
     if "diagnostics" in report:
         items = "".join(
             f"<li><code>{esc(d['code'])}</code> · {esc(d['metric'])}: {esc(d['message'])}</li>"

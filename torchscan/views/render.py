@@ -51,6 +51,10 @@ def render_report(
     page embedding it with the step table (no ``before=``, no ``metric=``). ``metric=None`` (the
     default) opens the most complete compute view of ``report`` in HTML (see
     ``most_complete_view``) and the Module FLOPs view in SVG.
+    A ``MemoryReport`` of ``measure_memory`` → an SVG stacked-area timeline of live bytes by category
+    with the peak marked, or an HTML page embedding it with the categories at the peak, per-phase
+    peaks and the top module calls by saved activations; ``before=`` another MemoryReport adds
+    per-category deltas to the HTML page (``metric`` does not apply).
 
     Everything is validated first (``ValueError`` naming the location of a problem). The output
     loads nothing from outside the document, escapes every report string, and is byte-identical for
@@ -61,6 +65,10 @@ def render_report(
     kind = report_kind(report)
     if kind == "generation":  # generation.md 3: per-step FLOPs and bytes against context length
         return _render_generation(report, format, before, metric, title)
+    if kind == "memory" or (before is not None and report_kind(before) == "memory"):
+        from torchscan.views.memory_render import render_memory_report
+
+        return render_memory_report(report, before, format=format, title=title)
     if kind != "analysis":
         if format != "html":
             raise ValueError(f"format {format!r} is not available for a {kind.replace('_', ' ')}; use 'html'")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torchscan.views.diagnostic_groups import escape_control, format_groups, group_diagnostics
+from torchscan.views.memory_text import human_bytes
 from torchscan.views.table_rows import RowModel, TableRow
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -46,6 +47,13 @@ _PERCENT = {
     "operator_flops_percent": ("operator_flops_self", "operator_flops"),
 }
 _SPATIAL = ("receptive_field", "effective_stride", "effective_padding")
+# Columns read from a MemoryReport (memory.md 4) rather than from the AnalysisReport: usable in
+# ``col_names`` only beside ``memory=`` (so they are not among the analysis columns above).
+MEMORY_COLUMNS: dict[str, str] = {"saved_activations": "Saved act."}
+MEMORY_NOTE = (
+    "Saved act.: bytes each call saved for backward, from the MemoryReport of measure_memory\n"
+    "  (joined on path and call index; '-' is a call that report does not have: unknown, not 0)."
+)
 
 
 def si(value: float, unit: str) -> str:
@@ -77,12 +85,14 @@ def check_table_options(
     fold: object,
     wrap_mode: object = "mid",
     extra_columns: bool = False,
+    memory: bool = False,
 ) -> tuple[str, ...]:
     """Check the table options before any model runs; returns the column keys.
 
     ``col_names`` is ``None`` (the default columns) or a sequence of keys of :data:`COLUMNS`, empty
     only when ``extra_columns`` (a receptive-field or operator-FLOPs flag) adds columns of its own;
-    ``max_depth`` is ``None`` (automatic) or a positive int; ``fold`` a bool.
+    ``max_depth`` is ``None`` (automatic) or a positive int; ``fold`` a bool. The
+    ``saved_activations`` column needs ``memory`` (a MemoryReport was given).
     """
     if not isinstance(wrap_mode, str):
         raise TypeError(f"wrap_mode must be 'mid' or 'no', got {type(wrap_mode).__name__}")
@@ -103,10 +113,18 @@ def check_table_options(
     for name in col_names:
         if not isinstance(name, str):
             raise TypeError(f"col_names entries must be str, got {type(name).__name__}")
-        if name not in COLUMNS:
-            raise ValueError(f"col_names: unknown column {name!r}; choose from {', '.join(COLUMNS)}")
+        if name not in COLUMNS and name not in MEMORY_COLUMNS:
+            raise ValueError(
+                f"col_names: unknown column {name!r}; choose from {', '.join(COLUMNS)} "
+                f"(and {', '.join(MEMORY_COLUMNS)} with memory=)"
+            )
     if len(set(col_names)) != len(col_names):
         raise ValueError("col_names: a column is named twice")
+    for name in MEMORY_COLUMNS:
+        if name in col_names and not memory:
+            raise ValueError(
+                f"col_names: the {name} column reads a MemoryReport; pass memory=measure_memory(...)'s report"
+            )
     # a table of names only shows nothing (the CLI's --columns refuses an empty list too)
     if not col_names and not extra_columns:
         raise ValueError(f"col_names: give at least one column; choose from {', '.join(COLUMNS)}")
@@ -160,10 +178,19 @@ def _si_cell(combined: tuple[str, float] | None) -> str:
 class _Cells:
     """Cell text of one row, from the report's layers and totals only."""
 
-    def __init__(self, report: Mapping[str, Any], wrap_mode: str) -> None:
+    def __init__(
+        self, report: Mapping[str, Any], wrap_mode: str, memory: Mapping[str, Any] | None = None
+    ) -> None:
         self.layers = report["layers"]
         self.totals = report["totals"]
         self.wrap_mode = wrap_mode
+        self.saved = (
+            {}
+            if memory is None
+            else {
+                (call["path"], call["call_index"]): call["activations_saved"] for call in memory["by_module"]
+            }
+        )
 
     def results(self, indices: Sequence[int], name: str) -> list[Mapping[str, Any]]:
         found = (self.layers[i]["metrics"].get(name) for i in indices)
@@ -192,7 +219,28 @@ class _Cells:
             return _si_cell(_combine(self.results(row.layers, column)))
         if column in _PERCENT:
             return self._percent(row, *_PERCENT[column])
+        if column == "saved_activations":
+            return self._saved(row)
         return self._spatial(layer["metrics"].get(column))
+
+    def _saved(self, row: TableRow) -> str:
+        """Saved activations of the row's own call(s): each call's figure already covers its children.
+
+        A folded row sums its blocks' calls; a block whose call the MemoryReport lacks makes the sum
+        a lower bound, and a row none of whose calls it has reads ``-`` (unknown, never 0).
+        """
+        keys = [(self.layers[i]["path"], self.layers[i]["call_index"]) for i in row.layers]
+        found = [self.saved[key] for key in keys if key in self.saved]
+        combined = _combine(found)
+        if combined is None:
+            return "-"
+        status, value = combined
+        if status == "complete" and len(found) < len(keys):
+            status = "partial"
+        if status == "unavailable":
+            return "unavailable"
+        text = human_bytes(value)
+        return text if status == "complete" else f"≥ {text}"
 
     def _percent(self, row: TableRow, metric: str, total_name: str) -> str:
         combined = _combine(self.results(row.assigned, metric))
@@ -227,12 +275,14 @@ def format_table(
     operator_flops: bool = False,
     col_names: Sequence[str] | None = None,
     fold: bool = True,
+    memory: Mapping[str, Any] | None = None,
 ) -> str:
     """Render an AnalysisReport as the summary table text (no colour codes).
 
     ``max_depth=None`` picks the deepest depth whose table fits about 60 lines; the footer says
     what was collapsed or folded and how to expand it. ``receptive_field``, ``effective_rf_stats``
-    and ``operator_flops`` append their columns to ``col_names`` (the default columns when None).
+    and ``operator_flops`` append their columns to ``col_names`` (the default columns when None);
+    so does ``memory`` (a validated MemoryReport): its ``saved_activations`` column ("Saved act.").
     """
     for name, flag in (
         ("receptive_field", receptive_field),
@@ -247,20 +297,22 @@ def format_table(
             max_depth=max_depth,
             fold=fold,
             wrap_mode=wrap_mode,
-            extra_columns=receptive_field or effective_rf_stats or operator_flops,
+            extra_columns=receptive_field or effective_rf_stats or operator_flops or memory is not None,
+            memory=memory is not None,
         )
     )
     extra = [
         *(["receptive_field"] if receptive_field else []),
         *(["effective_stride", "effective_padding"] if effective_rf_stats else []),
         *(["operator_flops"] if operator_flops else []),
+        *(list(MEMORY_COLUMNS) if memory is not None else []),
     ]
     columns += [name for name in extra if name not in columns]
     model = RowModel(report["layers"], fold)
     depth = model.auto_depth() if max_depth is None else max_depth
     rows = model.rows(depth)
-    cells = _Cells(report, wrap_mode)
-    headers = ["Layer", "Type", *(COLUMNS[name] for name in columns)]
+    cells = _Cells(report, wrap_mode, memory)
+    headers = ["Layer", "Type", *({**COLUMNS, **MEMORY_COLUMNS}[name] for name in columns)]
     table = [
         [escape_control(row.prefix + row.name), escape_control(report["layers"][row.layers[0]]["type"])]
         + [cells.cell(row, name) for name in columns]
@@ -276,6 +328,8 @@ def format_table(
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
     lines.append("=" * len(rule))
     lines += _footer(report, rows, depth, model.deepest, fold)
+    if memory is not None:
+        lines.append(MEMORY_NOTE)
     lines.append(rule)
     return "\n".join(lines)
 
