@@ -90,7 +90,7 @@ class OperatorObserver(TorchDispatchMode):
         self._entries: dict[Any, Entry] = {}
         self.suspended = False
         self.sink: AttributionSink | None = None
-        self.module_labels: Any = None  # torch.utils.module_tracker.ModuleTracker when by_module is wanted
+        self.module_labels: Any = None  # measure.module_labels.ModuleLabels when by_module is wanted
         self.by_operator: dict[str, int] = {}
         self.by_module: dict[str, int] = {}
         self.ignored: dict[str, int] = {}
@@ -158,7 +158,7 @@ class OperatorObserver(TorchDispatchMode):
         if self.sink is not None:
             self.sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
-            for label in set(self.module_labels.parents):
+            for label in self.module_labels.parents:  # a set: each running label once
                 self.by_module[label] = self.by_module.get(label, 0) + flops
         return out
 

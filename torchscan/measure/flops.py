@@ -2,72 +2,18 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import torch
 from torch import nn
-from torch.autograd.graph import register_multi_grad_hook
-from torch.utils._pytree import tree_flatten
 
 from torchscan.analysis.dispatch import OperatorObserver
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.analysis.operator_resolution import native_registry, validate_custom_mapping
 from torchscan.analysis.recursion import frames_for_workload, recursion_limit_at_least
 from torchscan.analysis.steps import StepObserver
+from torchscan.measure.module_labels import ModuleLabels
 from torchscan.report.schema import FlopReport
-
-
-def _module_tracker() -> Any:
-    """PyTorch's module tracker (the counter's own hierarchy names), when this release has one."""
-    try:
-        from torch.utils.module_tracker import ModuleTracker
-    except ImportError:  # PyTorch 2.1: no automatic tracker, by_module stays empty
-        return None
-
-    class LeafSafeTracker(ModuleTracker):  # type: ignore[misc]
-        """``ModuleTracker`` whose backward hooks survive ``torch.autograd.grad`` on a leaf input.
-
-        PyTorch's tracker waits for *all* gradients of a module's inputs (``register_multi_grad_hook``
-        mode ``"all"``), which asks the engine whether it will run each tensor's node; for a leaf
-        tensor during ``torch.autograd.grad`` the engine refuses with a ``RuntimeError`` (gradient
-        penalties, input gradients, ``jacrev`` on an input). When a leaf is among the tensors the
-        hook fires on the first gradient instead (mode ``"any"``): only the backward attribution of
-        ``by_module`` can move slightly, never a count.
-
-        The forward hooks are process-global: a module call on another thread (plain PyTorch code
-        running beside the analysis) would otherwise enter its label into ``parents`` and collect
-        this thread's operators (issue #20, item 1). Only forwards of the thread that entered the
-        tracker are recorded; backward hooks stay on that thread's own tensors, so the autograd
-        engine's worker threads still attribute backward work.
-        """
-
-        def __enter__(self) -> Any:
-            self._thread = threading.get_ident()
-            return super().__enter__()
-
-        def _fw_pre_hook(self, mod: nn.Module, input: Any) -> None:
-            if threading.get_ident() != self._thread:
-                return
-            name = self._get_mod_name(mod)
-            self._get_append_fn(name, False)()
-            self._on_gradients(input, self._get_pop_fn(name, True))
-
-        def _fw_post_hook(self, mod: nn.Module, input: Any, output: Any) -> None:
-            if threading.get_ident() != self._thread:
-                return
-            name = self._get_mod_name(mod)
-            self._get_pop_fn(name, False)()
-            self._on_gradients(output, self._get_append_fn(name, True))
-
-        def _on_gradients(self, values: Any, fn: Callable[..., None]) -> None:
-            tensors = [t for t in tree_flatten(values)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-            if tensors:
-                leaf = any(t.grad_fn is None for t in tensors)
-                self._hooks.append(register_multi_grad_hook(tensors, fn, mode="any" if leaf else "all"))
-
-    return LeafSafeTracker()
 
 
 def measure_flops(
@@ -94,9 +40,9 @@ def measure_flops(
     counted or ignored. PyTorch's global optimizer step hooks are installed for the call only and are
     removed, with every other hook and the dispatch mode, also when the workload raises.
 
-    ``modules`` only matters on PyTorch releases without an automatic module tracker; it is
-    validated and otherwise unused (``by_module`` labels come from PyTorch's tracker, which records
-    only module calls of the calling thread).
+    ``modules`` is validated and otherwise unused, except as the step root of ``by_step``:
+    ``by_module`` labels come from a module tracker with PyTorch's ``ModuleTracker`` labels
+    (:mod:`torchscan.measure.module_labels`), which records only module calls of the calling thread.
 
     ``bytes=True`` adds ``operator_bytes`` (operand bytes read plus output bytes written at each
     operator boundary, generation.md 1; not DRAM traffic) and ``by_operator_bytes``.
@@ -149,12 +95,8 @@ def measure_flops(
 
 
 def _observe(observer: OperatorObserver, workload: Callable[[], object]) -> None:
-    """Run ``workload`` once under ``observer`` and PyTorch's module tracker (``by_module``)."""
-    tracker = _module_tracker()
-    if tracker is not None:
-        observer.module_labels = tracker
-        with tracker, observer:
-            workload()
-    else:
-        with observer:
-            workload()
+    """Run ``workload`` once under ``observer`` and the module tracker of ``by_module``."""
+    labels = ModuleLabels()
+    observer.module_labels = labels
+    with labels, observer:
+        workload()
