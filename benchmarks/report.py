@@ -10,6 +10,7 @@ from harness import RETAINED_TOOLS, ModelResult, Outcome
 
 MIB = 1024 * 1024
 PEER_KEYS = tuple(tool.key for tool in tools.PEERS)
+DISPATCH_PEER_KEYS = tuple(tool.key for tool in tools.DISPATCH_PEERS)
 
 # Spec "Performance targets" (informational here: the harness never fails on a number).
 STRUCTURE_STACK_US_PER_PAIR = 60.0
@@ -18,6 +19,8 @@ MEASURE_FLOPS_OVER_FLOPCOUNTER = 1.05
 SUSPICIOUS_BELOW_BARE = 0.5  # an analysis that runs the forward cannot take half a bare forward
 STRUCTURE_CAP = {"resnet50": 1.10, "mobilenetv3": 1.5, "bert": 1.05}
 RETAINED_KIB_PER_CALL = 4.0
+FULL_OVER_DISPATCH_PEER = 1.0  # issue #24 (spec "against the fastest dispatch-level peer")
+MEASURE_FLOPS_OVER_DISPATCH_PEER = 0.9
 KIB = 1024
 
 
@@ -39,25 +42,28 @@ def _rss(outcome: Outcome) -> str:
 
 
 def results_table(results: Sequence[ModelResult]) -> list[str]:
-    """One row per (model, tool): median, ratios to bare forward and FlopCounterMode, µs/pair, peak RSS."""
+    """One row per (model, tool): median, ratios to bare forward, FlopCounterMode and the fastest
+    dispatch-level peer (``–`` when none ran), µs/pair, peak RSS."""
     lines = [
-        "| model | tool | median ms | × bare forward | × FlopCounterMode | µs/pair | peak RSS MiB "
-        "| samples |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| model | tool | median ms | × bare forward | × FlopCounterMode | ÷ fastest dispatch peer "
+        "| µs/pair | peak RSS MiB | samples |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for result in results:
         if result.status != "ok":
-            lines.append(f"| {result.spec.name} | – | {result.status} | | | | | |")
+            lines.append(f"| {result.spec.name} | – | {result.status} | | | | | | |")
             continue
         bare = median(result.outcomes[tools.BARE])
         counter = median(result.outcomes[tools.FLOP_COUNTER])
+        fastest = _fastest(result, DISPATCH_PEER_KEYS)
+        dispatch = fastest[1] if fastest else None
         for tool in tools.TOOLS:
             outcome = result.outcomes[tool.key]
             if outcome.status == "not selected":
                 continue
             value = median(outcome)
             if value is None:
-                lines.append(f"| {result.spec.name} | {tool.label} | {outcome.status} | | | | | 0 |")
+                lines.append(f"| {result.spec.name} | {tool.label} | {outcome.status} | | | | | | 0 |")
                 continue
             per_pair = f"{value / result.spec.pairs * 1e6:.1f}" if result.spec.pairs else ""
             marks = (" (slow: warm-up only)" if outcome.slow else "") + (
@@ -67,7 +73,8 @@ def results_table(results: Sequence[ModelResult]) -> list[str]:
                 marks += " (suspicious: far faster than a bare forward; did it run the model?)"
             lines.append(
                 f"| {result.spec.name} | {tool.label}{marks} | {value * 1e3:,.1f} | {_ratio(value, bare)} | "
-                f"{_ratio(value, counter)} | {per_pair} | {_rss(outcome)} | {len(outcome.samples)} |"
+                f"{_ratio(value, counter)} | {_ratio(value, dispatch)} | {per_pair} | {_rss(outcome)} | "
+                f"{len(outcome.samples)} |"
             )
     return lines
 
@@ -98,13 +105,40 @@ def depth_table(results: Sequence[ModelResult]) -> list[str]:
     return lines
 
 
-def _best_peer(result: ModelResult) -> tuple[str, float] | None:
-    timed = [(key, median(result.outcomes[key])) for key in PEER_KEYS]
+def _fastest(result: ModelResult, keys: Sequence[str]) -> tuple[str, float] | None:
+    """``(label, median)`` of the fastest of ``keys`` that ran on this model, or None."""
+    timed = [(key, median(result.outcomes[key])) for key in keys if key in result.outcomes]
     usable = [(key, value) for key, value in timed if value is not None]
     if not usable:
         return None
     key, value = min(usable, key=lambda item: item[1])
     return tools.BY_KEY[key].label, value
+
+
+def _best_peer(result: ModelResult) -> tuple[str, float] | None:
+    return _fastest(result, PEER_KEYS)
+
+
+def dispatch_table(results: Sequence[ModelResult]) -> list[str]:
+    """Issue #24's targets: full crawl and measure_flops against the fastest dispatch-level peer."""
+    lines = [
+        "| model | fastest dispatch peer × bare (which) | full ÷ fastest dispatch peer | "
+        "measure_flops ÷ fastest dispatch peer |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for result in results:
+        fastest = _fastest(result, DISPATCH_PEER_KEYS) if result.status == "ok" else None
+        if fastest is None:
+            continue
+        outcomes = result.outcomes
+        bare, full = median(outcomes[tools.BARE]), median(outcomes["ts-full"])
+        flops = median(outcomes["ts-measure-flops"])
+        lines.append(
+            f"| {result.spec.name} | {_ratio(fastest[1], bare)} ({fastest[0]}) | "
+            f"{_ratio(full, fastest[1])} (target ≤ {FULL_OVER_DISPATCH_PEER:g}) | "
+            f"{_ratio(flops, fastest[1])} (target ≤ {MEASURE_FLOPS_OVER_DISPATCH_PEER:g}) |"
+        )
+    return lines if len(lines) > 2 else []
 
 
 def targets_table(results: Sequence[ModelResult]) -> list[str]:
@@ -164,6 +198,9 @@ def render(header: Sequence[str], results: Sequence[ModelResult]) -> str:
     if depth:
         parts += ["", "### Depth scaling (µs per Linear+ReLU pair; flat is the target, ±15 %)", "", *depth]
     parts += ["", "### Against the spec's targets (informational)", "", *targets_table(results)]
+    dispatch = dispatch_table(results)
+    if dispatch:
+        parts += ["", "### Against the fastest dispatch-level peer (issue #24, informational)", "", *dispatch]
     retained = retained_table(results)
     if retained:
         parts += ["", "### Retained report memory (tracemalloc, per layer call)", "", *retained]

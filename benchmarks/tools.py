@@ -36,6 +36,7 @@ class Tool:
     factory: Factory
     package: str | None = None
     isolated: bool = False
+    dispatch: bool = False  # a peer that counts at PyTorch's dispatch level, as TorchScan does
 
     def available(self) -> bool:
         """Whether the tool's package can be imported here (peers are optional)."""
@@ -183,9 +184,12 @@ TOOLS = (
     Tool("torchinfo", "torchinfo summary", _torchinfo, "torchinfo", isolated=True),
     Tool("fvcore", "fvcore FlopCountAnalysis", _fvcore, "fvcore", isolated=True),
     Tool("ptflops-pytorch", "ptflops (pytorch backend)", _ptflops("pytorch"), "ptflops", isolated=True),
-    Tool("ptflops-aten", "ptflops (aten backend)", _ptflops("aten"), "ptflops", isolated=True),
+    Tool("ptflops-aten", "ptflops (aten backend)", _ptflops("aten"), "ptflops", isolated=True, dispatch=True),
     Tool("thop", "thop profile", _thop, "thop", isolated=True),
 )
 
 BY_KEY = {tool.key: tool for tool in TOOLS}
 PEERS = tuple(tool for tool in TOOLS if tool.package is not None)
+# Issue #24's reference: the fastest of these on a model is the "fastest dispatch peer" (every peer,
+# ptflops' aten backend included, runs by default whenever its package is installed).
+DISPATCH_PEERS = tuple(tool for tool in PEERS if tool.dispatch)
