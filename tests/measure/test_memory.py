@@ -339,3 +339,17 @@ def test_saved_outputs_are_not_kept_alive_without_backward() -> None:
     gc.collect()
     assert refs[0]() is None  # freed with its graph, as without the ledger
     assert report["at_peak"]["by_category"]["activations"]["value"] == 32
+
+
+def test_value_dependent_sizes_on_fake_tensors_are_partial() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    with FakeTensorMode(shape_env=ShapeEnv()):
+        x = torch.randn(16)
+        report = _checked(measure_memory(lambda: x.nonzero() * 2))
+    assert [d["code"] for d in report["diagnostics"]] == ["data_dependent_operator"]
+    assert "nonzero" in report["diagnostics"][0]["message"]
+    assert report["peak"]["status"] == "partial"
+    assert report["peak"]["known_value"] == 64  # x itself; the nonzero outputs have no known size
+    assert all(r["status"] == "partial" for r in report["at_peak"]["by_category"].values())

@@ -279,7 +279,7 @@ class StorageLedger(TorchDispatchMode):
         key = id(storage)
         record = self.live.get(key)
         if record is not None:
-            if output and record.nbytes != storage.nbytes():  # resized in place: a new size from now
+            if output and record.nbytes != self._size(storage):  # resized in place: a new size from now
                 self._close(record, self.event)
                 self.live.pop(key, None)
                 record = self._open(storage, key, self.event, record.category, False)
@@ -301,11 +301,22 @@ class StorageLedger(TorchDispatchMode):
         return record
 
     def _open(self, storage: Any, key: int, created: int, category: int, preexisting: bool) -> StorageRecord:
-        record = StorageRecord(int(storage.nbytes()), created, category, self.calls.current, preexisting)
+        record = StorageRecord(self._size(storage), created, category, self.calls.current, preexisting)
         record.ref = weakref.ref(storage, functools.partial(self._freed, key))
         self.records.append(record)
         self.live[key] = record
         return record
+
+    def _size(self, storage: Any) -> int:
+        """``nbytes()`` as an int; a size that depends on values (an unbacked symbol) counts 0, flagged."""
+        size = storage.nbytes()
+        if type(size) is int:
+            return size
+        try:
+            return int(size)  # a fake tensor's symbolic size with a known hint
+        except (RuntimeError, TypeError, ValueError):  # data-dependent: no number to count
+            self.data_dependent.add("symbolic storage size")
+            return 0
 
     def _close(self, record: StorageRecord, gone: int) -> None:
         record.freed = gone
