@@ -234,6 +234,11 @@ def test_peak_inside_a_module_names_the_call() -> None:
     # The Linear output (256 bytes), the repeat (256,000) and the sum (4 floats) at the sum's boundary.
     assert report["at_peak"]["by_category"]["temporaries"]["value"] == 256 + 256_000 + 16
     assert report["by_phase"]["backward"]["status"] == "unavailable"
+    # Parameters 272 floats (1,088 bytes) and x (256) before; the Linear adds its 256-byte output.
+    assert report["baseline"]["value"] == 1088 + 256
+    peaks = {m["path"]: m["peak_inside"]["value"] for m in report["by_module"]}
+    assert peaks == {"": report["peak"]["value"], "0": 1088 + 256 + 256, "1": report["peak"]["value"]}
+    assert report["peak"]["value"] == 1088 + 256 + 256 + 256_000 + 16
 
 
 def test_timeline_is_decimated_with_the_peak_kept() -> None:
