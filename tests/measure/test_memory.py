@@ -358,3 +358,19 @@ def test_value_dependent_sizes_on_fake_tensors_are_partial() -> None:
     assert report["peak"]["status"] == "partial"
     assert report["peak"]["known_value"] == 64  # x itself; the nonzero outputs have no known size
     assert all(r["status"] == "partial" for r in report["at_peak"]["by_category"].values())
+
+
+def test_checkpoint_inputs_are_the_only_activations_of_a_checkpointed_block() -> None:
+    torch.manual_seed(0)
+    first = nn.Linear(16, 32)
+    block = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32))
+    x = torch.randn(4, 16)
+
+    def step() -> None:
+        hidden = first(x)  # saved by nothing but the checkpoint (x and the weight are not activations)
+        checkpoint(block, hidden, use_reentrant=False).sum().backward()
+
+    report = _checked(measure_memory(step))
+    assert report["diagnostics"] == []
+    assert _last(report, "forward")["activations"] == 4 * 32 * 4  # the block's input, exactly
+    assert report["by_phase"]["recompute"]["status"] == "complete"
