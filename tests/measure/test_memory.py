@@ -374,3 +374,35 @@ def test_checkpoint_inputs_are_the_only_activations_of_a_checkpointed_block() ->
     assert report["diagnostics"] == []
     assert _last(report, "forward")["activations"] == 4 * 32 * 4  # the block's input, exactly
     assert report["by_phase"]["recompute"]["status"] == "complete"
+
+
+def test_tiny_llama_training_step_is_identical_on_cpu_and_meta() -> None:
+    transformers = pytest.importorskip("transformers")
+
+    def build() -> nn.Module:
+        torch.manual_seed(0)
+        config = transformers.LlamaConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            vocab_size=64,
+            attn_implementation="eager",  # SDPA picks a fused kernel on CPU and the math path on meta
+        )
+        return transformers.LlamaForCausalLM(config)  # type: ignore[no-any-return]
+
+    reports = []
+    for device in ("cpu", "meta"):
+        model = build() if device == "cpu" else build().to("meta")
+        ids = torch.zeros(1, 8, dtype=torch.int64, device=device)
+        optimizer = torch.optim.AdamW(model.parameters())
+
+        def step() -> None:
+            model(ids).logits.sum().backward()  # noqa: B023
+            optimizer.step()  # noqa: B023
+            optimizer.zero_grad()  # noqa: B023
+
+        reports.append(_checked(measure_memory(step, modules=model)))
+    assert reports[0]["diagnostics"] == [] and reports[1]["diagnostics"] == []
+    assert _figures(reports[0]) == _figures(reports[1])
