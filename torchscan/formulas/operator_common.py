@@ -9,7 +9,7 @@ operation (so nothing it does can be dispatched or counted).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
@@ -79,8 +79,19 @@ DtypeRule = Callable[[tuple, dict, object], bool]
 _FLOATING, _COMPLEX = 1, 2
 
 
+_DTYPE_KINDS: dict[torch.dtype, int] = {}
+
+
 def _dtype_kind(dtype: torch.dtype) -> int:
-    return _COMPLEX if dtype.is_complex else _FLOATING if dtype.is_floating_point else 0
+    kind = _DTYPE_KINDS.get(dtype)
+    if kind is None:
+        kind = _COMPLEX if dtype.is_complex else _FLOATING if dtype.is_floating_point else 0
+        _DTYPE_KINDS[dtype] = kind
+    return kind
+
+
+# Values that never hold a floating or complex value: skipped without the isinstance chain below.
+_PLAIN = frozenset({int, bool, str, type(None)})
 
 
 def _value_kinds(obj: object) -> int:
@@ -88,17 +99,32 @@ def _value_kinds(obj: object) -> int:
     if isinstance(obj, torch.Tensor):
         return _dtype_kind(obj.dtype)
     if isinstance(obj, (tuple, list)):
-        kinds = 0
-        for item in obj:
-            kinds |= _value_kinds(item)
-        return kinds
+        return _items_kinds(obj)
     if isinstance(obj, dict):
-        return _value_kinds(tuple(obj.values()))
+        return _items_kinds(obj.values())
     if isinstance(obj, torch.dtype):
         return _dtype_kind(obj)
     if isinstance(obj, complex):
         return _COMPLEX
     return _FLOATING if isinstance(obj, (float, torch.SymFloat)) else 0
+
+
+def _items_kinds(items: Iterable[object]) -> int:
+    """:func:`_value_kinds` of a container: the items' masks or-ed, plain ints and ``None`` skipped.
+
+    Runs for every counted call of a supplemental formula (operator arguments are mostly tensors,
+    sizes and flags), so the common items are handled inline rather than by recursion.
+    """
+    kinds = 0
+    tensor = torch.Tensor
+    for item in items:
+        if type(item) in _PLAIN:
+            continue
+        if isinstance(item, tensor):
+            kinds |= _dtype_kind(item.dtype)
+        else:
+            kinds |= _value_kinds(item)
+    return kinds
 
 
 def _counts(values: tuple) -> bool:
