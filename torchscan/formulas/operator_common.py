@@ -122,6 +122,8 @@ def _items_kinds(items: Iterable[object]) -> int:
             continue
         if isinstance(item, tensor):
             kinds |= _dtype_kind(item.dtype)
+        elif type(item) is tuple or type(item) is list:
+            kinds |= _items_kinds(item)
         else:
             kinds |= _value_kinds(item)
     return kinds
@@ -129,7 +131,7 @@ def _items_kinds(items: Iterable[object]) -> int:
 
 def _counts(values: tuple) -> bool:
     """True when ``values`` involve floating values; raises for complex ones (B.7.2)."""
-    kinds = _value_kinds(values)
+    kinds = _items_kinds(values)
     if kinds & _COMPLEX:
         raise UnsupportedOperatorFormula(COMPLEX_REASON)
     return bool(kinds & _FLOATING)
