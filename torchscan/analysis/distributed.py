@@ -182,6 +182,7 @@ class DistributedTally:
         self.calls: dict[str, int] = {}
         self.bytes: dict[str, int] = {}
         self.unknown_bytes: set[str] = set()
+        self._dtensor_types: dict[Any, bool] = {}  # a call's ``types`` -> has a DTensor among them
 
     def skip(self) -> bool:
         """Whether the current call is DTensor's sharding propagation on fake tensors (not executed)."""
@@ -190,7 +191,16 @@ class DistributedTally:
     def is_dtensor_call(self, types: Any) -> bool:
         """Whether a dispatched call has a DTensor among its tensor types (``types`` is non-empty)."""
         cls = dtensor_type()
-        return cls is not None and any(issubclass(t, cls) for t in types)
+        if cls is None:
+            return False
+        # Runs for every dispatched call once DTensor's module is imported (transformers imports it):
+        # the answer for one tuple of types never changes, so it is looked up, not recomputed.
+        if type(types) is not tuple:  # PyTorch passes a tuple; anything else is checked each time
+            return any(issubclass(t, cls) for t in types)
+        known = self._dtensor_types.get(types)
+        if known is None:
+            known = self._dtensor_types[types] = any(issubclass(t, cls) for t in types)
+        return known
 
     def record_collective(self, name: str, args: tuple[Any, ...]) -> None:
         """One collective or point-to-point call and the bytes this rank handed to it."""
