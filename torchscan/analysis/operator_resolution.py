@@ -435,6 +435,31 @@ def classify_overload(
     return _classify(op, custom_mapping or {}, formulas)
 
 
+# Decisions without a caller mapping, kept across analyses (issue #24): a decision reads only the
+# overload, PyTorch's formula registry and TorchScan's tables, so it is recomputed only when the
+# registries change size (a formula registered since) or another registry object is passed. Each
+# observer still builds its own Entry from it: the per-call state (the equivalence check) is never
+# shared between analyses.
+_DECISIONS: dict[Any, tuple[str, str | None, Any]] = {}
+_DECISIONS_STATE: list[tuple[int, int, int] | None] = [None]
+
+
+def _decision(
+    func: Any, custom: Mapping[Any, Any], native_formulas: Mapping[Any, Any]
+) -> tuple[str, str | None, Any]:
+    """:func:`_decide`, remembered per overload when there is no caller mapping."""
+    if custom:
+        return _decide(func, custom, native_formulas)
+    state = (id(native_formulas), len(native_formulas), len(operators.SUPPLEMENTAL_FORMULAS))
+    if _DECISIONS_STATE[0] != state:
+        _DECISIONS.clear()
+        _DECISIONS_STATE[0] = state
+    decision = _DECISIONS.get(func)
+    if decision is None:
+        decision = _DECISIONS[func] = _decide(func, custom, native_formulas)
+    return decision
+
+
 def resolve(
     func: Any, custom: Mapping[Any, Callable[..., int]], native_formulas: Mapping[Any, Callable[..., int]]
 ) -> Entry:
@@ -448,7 +473,7 @@ def resolve(
     uncounted. C++ composites are decomposed even when a formula exists for their packet so that
     ``torch.inference_mode`` counts exactly the operators ``torch.no_grad`` would (real-models.md 2.3).
     """
-    kind_name, reason, counted_as = _decide(func, custom, native_formulas)
+    kind_name, reason, counted_as = _decision(func, custom, native_formulas)
     name = str(func.overloadpacket)  # reported under its own name ...
     packet = counted_as.overloadpacket  # ... counted by its functional sibling's formula (out=, in-place)
     key = str(packet)
@@ -470,7 +495,7 @@ def resolve(
     if kind_name == "pointwise":
         return Entry(name, kind, operators.pointwise_fallback())
     if kind_name == "foreach":  # counted_as is the per-tensor base overload
-        base_kind, _, _ = _decide(counted_as, {}, native_formulas)
+        base_kind, _, _ = _decision(counted_as, {}, native_formulas)
         per_tensor = operators.pointwise_fallback() if base_kind == "pointwise" else None
         per_tensor = per_tensor or operators.supplemental_formula(key)
         assert per_tensor is not None  # _decide said the base has a formula
