@@ -58,6 +58,6 @@ def test_results_keep_their_status() -> None:
         return {"status": status, "value": value, "known_value": known, "unit": "seconds"}
 
     assert human_result(result("complete", 0.5, 0.5)) == "500 ms"
-    assert human_result(result("partial", None, 0.25)) == "≥ 250 ms (lower bound)"
+    assert human_result(result("partial", None, 0.25)) == "at least 250 ms (lower bound; full value unknown)"
     assert human_result(result("unavailable", None, None)) == "unknown"
     assert human_result(None) == "unknown"

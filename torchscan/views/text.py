@@ -137,7 +137,15 @@ def path_label(path: str) -> str:
 
 _SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _BINARY = ((1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"))
-_FLOP_UNITS = {"FLOPs": "FLOPs", "MACs": "MACs", "DMAs": "DMAs", "FLOPs/s": "FLOP/s", "FLOP/s": "FLOP/s"}
+# Decimal prefixes for counts and rates (bandwidth is quoted in GB/s), binary ones for sizes in bytes.
+_SI_UNITS = {
+    "FLOPs": "FLOPs",
+    "MACs": "MACs",
+    "DMAs": "DMAs",
+    "FLOPs/s": "FLOP/s",
+    "FLOP/s": "FLOP/s",
+    "bytes/s": "B/s",
+}
 
 
 def fixed(value: float, digits: int = 4) -> str:
@@ -174,13 +182,14 @@ def percent(ratio: float) -> str:
 
 def human(value: float, unit: str) -> str:
     """``value`` in ``unit`` as people read it: seconds → ms/µs, ratio → %, FLOPs/s → G/T FLOP/s,
-    FLOPs/MACs/DMAs → SI prefixes, bytes → KiB/MiB/GiB, anything else positional with separators."""
+    FLOPs/MACs/DMAs and bytes/s → SI prefixes, bytes → KiB/MiB/GiB, anything else positional with
+    separators."""
     if unit == "seconds":
         return duration(value)
     if unit == "ratio":
         return percent(value)
-    if unit in _FLOP_UNITS:
-        label = _FLOP_UNITS[unit]
+    if unit in _SI_UNITS:
+        label = _SI_UNITS[unit]
         for scale, prefix in _SI_PREFIXES:
             if abs(value) >= scale:
                 return f"{fixed(value / scale, 3)} {prefix}{label}"
@@ -210,8 +219,8 @@ def human_delta(delta: float, unit: str, before: float | None = None) -> str:
 
 
 def human_result(result: Mapping[str, Any] | None) -> str:
-    """A MetricResult in human units: ``149.6 µs``, ``≥ 7 GFLOPs (lower bound)``, ``unknown``."""
+    """A MetricResult in human units: ``149.6 µs``, ``at least 7 GFLOPs (lower bound; ...)``, ``unknown``."""
     if result is None or result["status"] == "unavailable" or result["known_value"] is None:
         return "unknown"
     text = human(result["known_value"], result["unit"])
-    return text if result["status"] == "complete" else f"≥ {text} (lower bound)"
+    return text if result["status"] == "complete" else f"at least {text} (lower bound; full value unknown)"
