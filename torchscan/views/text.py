@@ -168,6 +168,8 @@ def fixed(value: float, digits: int = 4) -> str:
 
 def duration(seconds: float) -> str:
     """A duration in the most readable of s, ms, µs, ns (``149.6 µs``, ``3.96 ms``)."""
+    if not math.isfinite(seconds * 1000.0):  # near the float limit (a hostile file): said, not printed
+        return "beyond the float range"
     magnitude = abs(seconds)
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
         if magnitude >= scale:
