@@ -44,12 +44,14 @@ def pretty_json(data: Any) -> str:
 
 
 def number(value: float) -> str:
-    """Integers with thousands separators, floats with six significant digits."""
+    """Integers with thousands separators, floats with six significant digits (positional below 1e15)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
         return f"{int(value):,}"
-    return f"{value:,.6g}"
+    if math.isfinite(value) and abs(value) < 1e15:
+        return fixed(value, 6)  # 0.0000158882, never 1.58882e-05 (issue 23 item 5)
+    return f"{value:,.6g}"  # beyond 1e15 (a corrupt or hostile file): 309 digits would hide the point
 
 
 def compact(value: float) -> str:
@@ -57,10 +59,11 @@ def compact(value: float) -> str:
     magnitude = abs(value)
     for scale, prefix in _COMPACT_PREFIXES:
         if magnitude >= scale:
-            return f"{value / scale:.3g}{prefix}"
+            shown = value / scale
+            return f"{fixed(shown, 3) if abs(shown) < 1e15 else f'{shown:.3g}'}{prefix}"
     if isinstance(value, int) or value == int(value):
         return str(int(value))
-    return f"{value:.3g}"
+    return fixed(value, 3)
 
 
 def signed(value: float) -> str:
