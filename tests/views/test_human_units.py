@@ -41,7 +41,7 @@ def test_deltas_carry_sign_and_percent() -> None:
     assert human_delta(-11_200_742_400, "FLOPs", 22_403_652_352) == "-11.2 GFLOPs (-50 %)"
     assert human_delta(5, "FLOPs") == "+5 FLOPs"
     assert human_delta(5, "FLOPs", 0) == "+5 FLOPs"
-    assert relative(0, 7) == "+0 %"
+    assert relative(0, 7) == "0 %"
     assert relative(1, None) is None
 
 

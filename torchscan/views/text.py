@@ -212,7 +212,9 @@ def relative(delta: float, before: float | None) -> str | None:
     if before is None or not before or not math.isfinite(delta / before):
         return None
     ratio = delta / before
-    return ("+" if ratio >= 0 else "-") + percent(abs(ratio))
+    if ratio == 0:
+        return "0 %"
+    return ("+" if ratio > 0 else "-") + percent(abs(ratio))
 
 
 def human_delta(delta: float, unit: str, before: float | None = None) -> str:
