@@ -49,9 +49,9 @@ def number(value: float) -> str:
         return f"{value:,}"
     if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
         return f"{int(value):,}"
-    if math.isfinite(value) and abs(value) < 1e15:
-        return fixed(value, 6)  # 0.0000158882, never 1.58882e-05 (issue 23 item 5)
-    return f"{value:,.6g}"  # beyond 1e15 (a corrupt or hostile file): 309 digits would hide the point
+    if math.isfinite(value):
+        return fixed(value, 6)  # 0.0000158882 or 1.7 × 10³⁰⁸, never 1.58882e-05 (issue 23 item 5)
+    return f"{value:,.6g}"
 
 
 def compact(value: float) -> str:
@@ -59,8 +59,7 @@ def compact(value: float) -> str:
     magnitude = abs(value)
     for scale, prefix in _COMPACT_PREFIXES:
         if magnitude >= scale:
-            shown = value / scale
-            return f"{fixed(shown, 3) if abs(shown) < 1e15 else f'{shown:.3g}'}{prefix}"
+            return f"{fixed(value / scale, 3)}{prefix}"
     if isinstance(value, int) or value == int(value):
         return str(int(value))
     return fixed(value, 3)
@@ -161,12 +160,25 @@ def fixed(value: float, digits: int = 4) -> str:
         return "beyond the float range"
     if value == 0:
         return "0"
+    if not 1e-9 <= abs(value) < 1e18:  # 309 positional digits would hide the number
+        return scientific(value, digits)
     magnitude = math.floor(math.log10(abs(value)))
     decimals = max(0, min(15, digits - 1 - magnitude))
     text = f"{value:,.{decimals}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(value: float, digits: int = 3) -> str:
+    """``1.7 × 10³⁰⁸``: powers of ten as people write them, for values no prefix reaches."""
+    mantissa, exponent = f"{value:.{max(digits - 1, 0)}e}".split("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def duration(seconds: float) -> str:
