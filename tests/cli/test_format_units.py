@@ -86,3 +86,10 @@ def test_hardware_lines_in_percent_and_flop_per_second() -> None:
     assert "MFU          19.9 % of the stated peak" in text
     assert "HFU          0.00123 % of the stated peak" in text
     assert not E_NOTATION.search(text)
+
+
+def test_diagnostic_lines_name_their_metric() -> None:
+    from torchscan.cli.format import diagnostics_lines
+
+    entry = {"code": "uncounted_operator", "metric": "flops", "operator": "aten.foo", "message": "no formula"}
+    assert diagnostics_lines([entry]) == ["  uncounted_operator (flops) [aten.foo]: no formula"]

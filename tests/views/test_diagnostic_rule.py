@@ -179,3 +179,15 @@ def test_a_requested_entry_borrows_the_class_path_of_an_informational_one() -> N
     (group,) = summarize_diagnostics(report)["groups"]
     assert group["class_path"] == "pkg.mod.Opaque"
     assert group["action"] == "custom_modules={pkg.mod.Opaque: ModuleHandler(...)}"
+
+
+def test_memory_page_diagnostics_name_their_metric() -> None:
+    from memory_reports import memory_report
+
+    from torchscan.views.render import render_report
+
+    report = memory_report()
+    report["diagnostics"] = [
+        {"code": "storage_unknown", "metric": "saved_activations", "message": "why", "severity": "warning"}
+    ]
+    assert "<code>storage_unknown</code> saved_activations: why" in render_report(report)

@@ -98,12 +98,13 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
 
 
 def diagnostics_lines(diagnostics: Sequence[Mapping[str, Any]], limit: int = 20) -> list[str]:
-    """One line per diagnostic (code, where, message), capped at ``limit``."""
+    """One line per diagnostic (code, its metric, where, message), capped at ``limit``."""
     lines = []
     for entry in diagnostics[:limit]:
         where = " ".join(str(entry[k]) for k in ("path", "operator") if entry.get(k) not in (None, ""))
         where = f" [{where}]" if where else ""
-        lines.append(f"  {entry['code']}{where}: {entry['message']}")
+        metric = f" ({entry['metric']})" if entry.get("metric") else ""  # every row names its metric
+        lines.append(f"  {entry['code']}{metric}{where}: {entry['message']}")
     if len(diagnostics) > limit:
         lines.append(f"  ... {len(diagnostics) - limit} more (see --json)")
     return lines
