@@ -8,9 +8,11 @@ should parse them (use ``--json``).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from torchscan.views.method_note import method_note
 from torchscan.views.text import duration, fixed, human, relative
 
 MIB = 1024 * 1024
@@ -142,6 +144,9 @@ def flop_report(report: Mapping[str, Any], title: str) -> str:
     if report.get("diagnostics"):
         lines += ["", "diagnostics:", *diagnostics_lines(report["diagnostics"])]
     lines += phase_lines(report)
+    note = method_note(report)  # issue 23 item 7: why a FlopCounterMode cross-check reads lower
+    if note is not None:
+        lines += ["", *textwrap.wrap(note, 100, subsequent_indent="  ")]
     lines += ["", status_line(report["total"], report.get("diagnostics", []))]
     return "\n".join(lines)
 
