@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from torchscan.views.delta_words import short_delta, short_measure
 from torchscan.views.embed import encode
 from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
@@ -33,6 +34,12 @@ RAIL_OPEN_LIMIT = 12
 LAZY_LAYER_LIMIT = 100
 TOP_COLUMNS = (("rank", "Rank"), ("order", "Module call"), ("type", "Type"), ("value", "Value"))
 TOP_SORTED = ' aria-sort="ascending"'
+# The paired bars' key (issue 23); explorer-draw.js writes the same markup for lazily drawn panels.
+BAR_LEGEND = (
+    '<p class="bar-legend"><span class="swatch bar-before"></span> before (baseline) '
+    '<span class="swatch bar-after"></span> after · both bars of every tile share one scale per map; '
+    "Δ is the branch subtotal after minus before (a removed branch is -before, an added one +after)</p>"
+)
 LAZY_NOTE = (
     "This view is drawn by the page's script when selected, to keep large reports small. Without "
     "script, the appendix below holds every value: the module hierarchy and each call's exact evidence."
@@ -60,14 +67,26 @@ def content_security_policy(script: str) -> str:
     )
 
 
+def card_change(change: Mapping[str, Any]) -> str:
+    """``Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)``: short units, relative change.
+
+    The exact values stay in the appendix's comparison table; a withheld or unknown change says why.
+    """
+    before, after = change.get("before"), change.get("after")
+    if change.get("withheld") or change.get("delta") is None:
+        delta = change_words(change)
+    else:
+        unit = (after or before or {}).get("unit", "")
+        base = before["value"] if before is not None and before["status"] == "complete" else None
+        delta = short_delta(change["delta"], unit, base)
+    return f"Before {short_measure(before)} → after {short_measure(after)} · Δ {delta}"
+
+
 def _card(title: str, value: Mapping[str, Any] | None, note: str, change: Mapping[str, Any] | None) -> str:
     method = esc(value["method"]) if value else "not recorded"
     comparison = ""
     if change is not None:
-        comparison = (
-            f'<p class="card-change">Before {badge_measure(change.get("before"))} → After '
-            f"{badge_measure(change.get('after'))} → Δ {esc(change_words(change))}</p>"
-        )
+        comparison = f'<p class="card-change">{esc(card_change(change))}</p>'
     return (
         f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge_measure(value)}</p>'
         f"{comparison}"
@@ -160,13 +179,19 @@ def _ranking(group: Mapping[str, Any], view: str, total: Mapping[str, Any] | Non
 
 
 def top_table(group: Mapping[str, Any]) -> str:
-    """Sortable top-N table of a group's complete calls, with each call's share of the model total."""
+    """Sortable top-N table of a group's complete calls, with each call's share of the model total.
+
+    When comparing, each row also reads the same call's baseline value and its change (issue 23).
+    """
     if not group["top"]:
         return ""
+    comparing = group["comparison"]
     body = "".join(
         f'<tr data-rank="{row["rank"]}" data-order="{row["order"]}" data-type="{esc(row["type"])}">'
         f'<td>{row["rank"]}</td><td><a href="#call-{row["index"]}">{esc(row["call"])}</a></td>'
-        f"<td>{esc(row['type'])}</td><td>{esc(row['text'])}</td><td>{esc(row['share'])}</td></tr>"
+        f"<td>{esc(row['type'])}</td><td>{esc(row['text'])}</td><td>{esc(row['share'])}</td>"
+        + (f"<td>{esc(row['before'])}</td><td>{esc(row['delta'])}</td>" if comparing else "")
+        + "</tr>"
         for row in group["top"]
     )
     headers = "".join(
@@ -174,11 +199,29 @@ def top_table(group: Mapping[str, Any]) -> str:
         f"{label}</button></th>"
         for key, label in TOP_COLUMNS
     )
+    extra = "<th>Before</th><th>Δ (after minus before)</th>" if comparing else ""
     return (
         f'<table class="top-layers" data-group-id="{group["id"]}"><caption>Top {len(group["top"])} of '
         f"{group['complete_calls']} complete calls in {esc(group['label'])} by own value, with the share "
         "of the authoritative model total (sortable; incomplete calls are listed under Rankings)</caption>"
-        f"<thead><tr>{headers}<th>% of model total</th></tr></thead><tbody>{body}</tbody></table>"
+        f"<thead><tr>{headers}<th>% of model total</th>{extra}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def type_table(group: Mapping[str, Any]) -> str:
+    """The "by module type" aggregate shown above the top-N table (issue 23)."""
+    if not group["by_type"]:
+        return ""
+    body = "".join(
+        f"<tr><td>{esc(row['type'] or 'structural')}</td><td>{row['calls']}</td><td>{esc(row['text'])}</td>"
+        f"<td>{esc(row['share'])}</td></tr>"
+        for row in group["by_type"]
+    )
+    return (
+        f'<table class="by-type" data-group-id="{group["id"]}"><caption>By module type in '
+        f"{esc(group['label'])}: own values of every call of a type added up, largest first (a type "
+        "with an incomplete call is a lower bound)</caption><thead><tr><th>Module type</th><th>Calls</th>"
+        f"<th>Own value, all calls</th><th>% of model total</th></tr></thead><tbody>{body}</tbody></table>"
     )
 
 
@@ -275,7 +318,7 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
         )
         rails.append(_rail(group, nodes))
         rankings.append(_ranking(group, view, view_map["total"]))
-        tops.append(top_table(group))
+        tops.append(type_table(group) + top_table(group))
     first = view_map["groups"][0]
     selected = next((n for n in first["nodes"] if n["id"] == initial), first["nodes"][0])
     rail_html = "".join(rails) or "<p>Every module with a value is drawn at its size.</p>"
@@ -296,6 +339,7 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
         '<button type="button" data-action="zoom" disabled>Zoom into branch</button>'
         '<button type="button" data-action="up" disabled>Parent module</button>'
         '<button type="button" data-action="reset" disabled>Reset map</button></div>'
+        f"{BAR_LEGEND if data['before'] is not None else ''}"
         f"{''.join(maps)}"
         '<div class="rail" aria-label="Modules the map cannot size"><h4>Rail: unknown, tiny and zero '
         "modules</h4>"

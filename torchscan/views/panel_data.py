@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from torchscan.views.delta_words import short_delta, short_measure, short_number
 from torchscan.views.text import (
     compact_text,
     delta_text,
@@ -62,9 +63,66 @@ def _complete_calls(group: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     for node in group["nodes"]:
         for call in node["calls"]:
             if call["in_group"] and call["result"]["status"] == "complete":
-                key = (-call["result"]["value"], node["path"], call["call_index"])
+                # Ties rank in forward (call) order: layer.0, layer.1, …, layer.10, never as text.
+                key = (-call["result"]["value"], call["index"], call["call_index"])
                 rows.append((*key, order[node["id"]], call, node))
     rows.sort(key=lambda item: item[:3])
+    return rows
+
+
+def top_change(group: Mapping[str, Any], node: Mapping[str, Any], call: Mapping[str, Any]) -> dict[str, str]:
+    """Before and Δ cells of a top-N row: the same call (path, call index) in the baseline."""
+    match = [
+        c for c in node["before_calls"] if c["call_index"] == call["call_index"] and c["in_group"]
+    ]
+    after = call["result"]["value"]
+    if node["change"] == "added" or not any(c["call_index"] == call["call_index"] for c in node["before_calls"]):
+        return {"before": "not called", "delta": f"{short_delta(after, group['unit'], None)} · added"}
+    if not match:
+        return {"before": "another method", "delta": "not comparable (measured under another method)"}
+    before = match[0]["result"]
+    if before["status"] != "complete":
+        return {"before": short_measure(before), "delta": "delta unknown (baseline not complete)"}
+    return {
+        "before": short_measure(before),
+        "delta": short_delta(after - before["value"], group["unit"], before["value"]),
+    }
+
+
+def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Own values summed per module type, largest first (issue 23): where a model's cost sits by kind.
+
+    Like the table's folded rows, identical calls add up into one line with their count. Only calls
+    in this group count; a type with an incomplete call reads as a lower bound (``≥``), and a type
+    whose calls are all unknown is listed last as unknown, never as zero.
+    """
+    types: dict[str, dict[str, Any]] = {}
+    for position, node in enumerate(group["nodes"]):
+        for call in node["calls"]:
+            if not call["in_group"]:
+                continue
+            entry = types.setdefault(
+                node["type"], {"type": node["type"], "calls": 0, "known": 0, "incomplete": 0, "first": position}
+            )
+            entry["calls"] += 1
+            result = call["result"]
+            if result["status"] != "complete":
+                entry["incomplete"] += 1
+            entry["known"] += result["known_value"] or 0
+    rows = []
+    for entry in sorted(types.values(), key=lambda e: (e["incomplete"] == e["calls"], -e["known"], e["first"])):
+        known, unit = entry["known"], group["unit"]
+        if entry["incomplete"] == entry["calls"] and not known:
+            text, share = "unknown", "unknown"
+        else:
+            value = short_number(known)
+            text = f"{value} {unit}" if not entry["incomplete"] else f"≥ {value} {unit} · {entry['incomplete']} incomplete"
+            share = share_text(known, total)
+            if entry["incomplete"] and share.startswith("≤ "):
+                share = "unknown"  # a lower bound over a lower bound bounds nothing
+            elif entry["incomplete"] and share[:1].isdigit():
+                share = "≥ " + share
+        rows.append({"type": entry["type"], "calls": entry["calls"], "text": text, "share": share})
     return rows
 
 
@@ -107,6 +165,10 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
             }
             for rank, (_, _, _, position, call, node) in enumerate(rows[:TOP_N], start=1)
         ]
+        if comparing:
+            for row, (_, _, _, _, call, node) in zip(group["top"], rows[:TOP_N], strict=True):
+                row.update(top_change(group, node, call))
+        group["by_type"] = by_type(group, total)
         group["complete_calls"] = len(rows)
         for node in group["nodes"]:
             node["direct_display"] = long_text(node["direct"]) if node["direct"] is not None else None

@@ -16,6 +16,7 @@
     if (group.comparison) {
       parts.push("Before: " + node.before_display + ".");
       if (node.delta !== null) { parts.push("Complete comparable delta: " + node.delta_display.replace(/^complete · /, "") + "."); }
+      else if (node.delta_reason === "no comparable recorded contribution") { parts.push("No delta: no recorded value in this group on either side."); }
       else { parts.push("Delta unknown: " + node.delta_reason + "."); }
       if (node.change !== "matched") { parts.push("This module was " + node.change + "."); }
     }
@@ -99,15 +100,29 @@
       return th;
     });
     headers.push(el("th", {}, ["% of model total"]));
+    if (group.comparison) { headers.push(el("th", {}, ["Before"])); headers.push(el("th", {}, ["Δ (after minus before)"])); }
     var rows = group.top.map(function (row) {
-      return el("tr", { "data-rank": String(row.rank), "data-order": String(row.order), "data-type": row.type }, [
+      var cells = [
         el("td", {}, [String(row.rank)]), el("td", {}, [el("a", { href: "#call-" + row.index }, [row.call])]),
-        el("td", {}, [row.type]), el("td", {}, [row.text]), el("td", {}, [row.share])]);
+        el("td", {}, [row.type]), el("td", {}, [row.text]), el("td", {}, [row.share])];
+      if (group.comparison) { cells.push(el("td", {}, [row.before])); cells.push(el("td", {}, [row.delta])); }
+      return el("tr", { "data-rank": String(row.rank), "data-order": String(row.order), "data-type": row.type }, cells);
     });
     return el("table", { "class": "top-layers", "data-group-id": group.id }, [
       el("caption", {}, ["Top " + group.top.length + " of " + group.complete_calls + " complete calls in " + group.label +
         " by own value, with the share of the authoritative model total (sortable; incomplete calls are listed under Rankings)"]),
       el("thead", {}, [el("tr", {}, headers)]), el("tbody", {}, rows)]);
+  }
+  function drawByType(group) {
+    if (!group.by_type.length) { return null; }
+    var rows = group.by_type.map(function (row) {
+      return el("tr", {}, [el("td", {}, [row.type || "structural"]), el("td", {}, [String(row.calls)]),
+        el("td", {}, [row.text]), el("td", {}, [row.share])]);
+    });
+    return el("table", { "class": "by-type", "data-group-id": group.id }, [
+      el("caption", {}, ["By module type in " + group.label + ": own values of every call of a type added up, largest first (a type with an incomplete call is a lower bound)"]),
+      el("thead", {}, [el("tr", {}, ["Module type", "Calls", "Own value, all calls", "% of model total"].map(function (h) { return el("th", {}, [h]); }))]),
+      el("tbody", {}, rows)]);
   }
   function drawRanking(view, group, total) {
     var calls = {};
@@ -151,6 +166,10 @@
       el("h3", { "class": "panel-title" }, [map.label + " by module"]),
       el("p", { "class": "note" }, ["This is the module hierarchy of executed calls, not a computational graph. Tile width is the known recorded value of a module and its descendants within one method group; hatched tiles are lower bounds and grey tiles are unknown or unscaled."]),
       total[0], toolbar]);
+    if (data.before) {
+      column.appendChild(el("p", { "class": "bar-legend" }, [el("span", { "class": "swatch bar-before" }), " before (baseline) ",
+        el("span", { "class": "swatch bar-after" }), " after · both bars of every tile share one scale per map; Δ is the branch subtotal after minus before (a removed branch is -before, an added one +after)"]));
+    }
     var rails = [];
     var tops = [];
     var rankings = [];
@@ -160,6 +179,8 @@
         el("div", { "class": "map-scroll" }, [drawMap(group)])]));
       var rail = drawRail(group);
       if (rail) { rails.push(rail); }
+      var types = drawByType(group);
+      if (types) { tops.push(types); }
       var top = drawTop(group);
       if (top) { tops.push(top); }
       rankings.push(drawRanking(view, group, map.total));
