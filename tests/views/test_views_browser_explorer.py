@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -191,8 +192,9 @@ def test_comparison_cards_and_source_note(browser: Browser, tmp_path: Path) -> N
     after["inputs"]["source"] = "provided"
     open_page(browser, tmp_path, render_report(after, before=before, metric="module_flops"))
     cards = browser.eval("[...document.querySelectorAll('.card-change')].map(p => p.textContent)")
-    assert len(cards) == 3 and all("Before" in c and "→ After" in c and "→ Δ" in c for c in cards)
-    assert "Δ complete · +0 FLOPs" in cards[0]
+    # Issue 23 wording: short units and the relative change.
+    assert len(cards) == 3 and all("Before" in c and "→ after" in c and "· Δ" in c for c in cards)
+    assert "Δ +0 FLOPs (+0.0%)" in cards[0]
     assert "Inputs differ only in source" in browser.eval(
         "document.querySelector('.comparison-note').textContent"
     )
@@ -266,3 +268,128 @@ def test_strip_screenshot_for_docs(browser: Browser, tmp_path: Path) -> None:
     target = docs if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1" else tmp_path / "strip.png"
     browser.screenshot(target)
     assert target.stat().st_size > 5_000
+
+
+# ---- Issue 23: forward order, real zoom, comparison legend and columns, in a real browser ----
+TILE_TEXTS = """((svgSelector, id) => {
+  const a = document.getElementById(id);
+  const r = a.querySelector('rect[data-tile]');
+  return {x: r.getAttribute('x'), width: r.getAttribute('width'),
+    texts: [...a.querySelectorAll('text')].map(t => t.textContent),
+    font: [...a.querySelectorAll('text')].map(t => Math.round(t.getBoundingClientRect().height))};
+})"""
+
+
+def test_zoom_relays_the_branch_at_full_width(browser: Browser, tmp_path: Path) -> None:
+    from test_views_browser import focus, h3, inside_viewport
+
+    report = resnet50_report()
+    document = render_report(report, metric="module_flops")
+    data = decode(json.loads(document.split('type="application/json">', 1)[1].split("</script>", 1)[0]))
+    nodes = {n["path"]: n for n in data["maps"]["module_flops"]["groups"][0]["nodes"]}
+    block = nodes["layer1.0"]
+    children = [n for n in nodes.values() if n["parent"] == block["id"] and n["tile"]]
+    assert children and all(c["tile"]["label"] == "" for c in children)  # unlabeled before zooming
+    open_page(browser, tmp_path, document, "zoom.html")
+    tile = lambda path: f"map-module_flops-0-{nodes[path]['id']}"  # noqa: E731
+    facts = (  # every tile's drawing (selection and focus aside)
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] svg.module-map > *')]"
+        ".map(a => [...a.querySelectorAll('rect, text')].map(e => e.outerHTML).join(''))"
+    )
+    original = browser.eval(facts)
+    font = browser.eval(f"{TILE_TEXTS}('svg', {tile('')!r})")["font"]  # drawn text height, in pixels
+    browser.click(f"#{tile('layer1.0')}")
+    browser.click("[data-view='module_flops'] button[data-action='zoom']")
+    zoomed = browser.eval(f"{TILE_TEXTS}('svg', {tile('layer1.0')!r})")
+    assert (zoomed["x"], zoomed["width"]) == ("4.000", "890.500")  # the whole inner width, 892 - 1.5
+    labelled = [browser.eval(f"{TILE_TEXTS}('svg', {tile(c['path'])!r})") for c in children]
+    # The convolutions get their names back at normal size, in call order (batch norms stay narrow).
+    assert [t["texts"][0] for t in labelled if t["texts"]][:3] == ["conv1", "conv2", "conv3"]
+    assert font and all(t["font"][0] == font[0] for t in labelled if t["texts"])  # normal size
+    svg_width = browser.eval(
+        "document.querySelector('.metric-panel[data-view=\"module_flops\"] svg.module-map')"
+        ".getBoundingClientRect().width"
+    )
+    view_box = browser.eval(
+        "document.querySelector('.metric-panel[data-view=\"module_flops\"] svg.module-map')"
+        ".getAttribute('viewBox')"
+    )
+    assert svg_width == 900 and view_box.split()[2] == "900"  # re-laid, not magnified
+    # Keyboard inside the zoomed branch follows the forward pass; leaving it re-frames the map.
+    focus(browser, f"#{tile('layer1.0')}")
+    browser.key("ArrowRight")
+    assert h3(browser) == "layer1.0.conv1" and inside_viewport(browser, tile("layer1.0.conv1"))
+    browser.key("ArrowDown")
+    assert h3(browser) == "layer1.0.bn1" and inside_viewport(browser, tile("layer1.0.bn1"))
+    browser.key("End")
+    assert inside_viewport(browser, browser.eval("document.activeElement.id"))
+    browser.click("[data-view='module_flops'] button[data-action='reset']")
+    assert browser.eval(facts) == original  # reset restores the exact static drawing
+    # A lazily drawn view zooms the same way.
+    browser.click("label[for='view-macs']")
+    macs = f"map-macs-0-{nodes['layer1.0']['id']}"
+    browser.click(f"#{macs}")
+    browser.click("[data-view='macs'] button[data-action='zoom']")
+    assert browser.eval(f"{TILE_TEXTS}('svg', {macs!r})")["x"] == "4.000"
+    assert browser.errors() == [] and browser.requests() == []
+
+
+def test_forward_order_in_map_keyboard_and_top(browser: Browser, tmp_path: Path) -> None:
+    from test_views_browser import focus, h3
+    from test_views_explorer_issue23 import forward_report
+
+    open_page(browser, tmp_path, render_report(forward_report(), metric="module_flops"))
+    labels = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] a[data-map-node]')]"
+        ".map(a => a.getAttribute('aria-label').split(',')[0])"
+    )
+    assert labels == ["(root)", "b", "a", "10", "2"]
+    focus(browser, "#map-module_flops-0-node-4")  # b, called first
+    seen = []
+    for _ in range(3):
+        browser.key("ArrowDown")
+        seen.append(h3(browser))
+    assert seen == ["a", "10", "2"]
+    rows = browser.eval(
+        "[...document.querySelectorAll("
+        "'.metric-panel[data-view=\"module_flops\"] table.top-layers tbody tr')]"
+        ".map(r => r.cells[1].textContent)"
+    )
+    assert rows == ["b · call #0", "a · call #0", "10 · call #0", "2 · call #0"]  # ties in call order
+    types = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] table.by-type tbody tr')]"
+        ".map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert types == [["Linear", "3", "30 FLOPs", "75.0%"], ["ReLU", "1", "10 FLOPs", "25.0%"]]
+
+
+def test_comparison_legend_columns_and_no_unknown(browser: Browser, tmp_path: Path) -> None:
+    from test_views_explorer_issue23 import forward_report
+
+    before = forward_report()
+    after = finish([x for x in forward_report()["layers"] if x["path"] != "a"])
+    open_page(browser, tmp_path, render_report(after, before=before, metric="module_flops"))
+    panel = '.metric-panel[data-view="module_flops"]'
+    legend = browser.eval(f"document.querySelector('{panel} .bar-legend').getBoundingClientRect().height")
+    assert legend > 0
+    swatches = browser.eval(
+        f"[...document.querySelectorAll('{panel} .bar-legend .swatch')]"
+        ".map(s => getComputedStyle(s).backgroundColor)"
+    )
+    bars = browser.eval(
+        "['before', 'after'].map(b => getComputedStyle("
+        f"document.querySelector('{panel} rect[data-bar=\"' + b + "
+        "'\"]')).fill)"
+    )
+    assert swatches == bars  # the legend's colours are the bars' colours
+    removed = browser.eval(
+        f"[...document.querySelectorAll('{panel} #map-module_flops-0-node-3 text')].map(t => t.textContent)"
+    )
+    assert removed[0] == "a · removed" and removed[-1] == "Δ -10 FLOPs (-100.0%) · complete"
+    text = browser.eval("document.querySelector('main').innerText")
+    assert "delta unknown" not in text and not re.search(r"\d[eE][+-]?\d", text)
+    headers = browser.eval(
+        f"[...document.querySelectorAll('{panel} table.top-layers th')].map(t => t.textContent)"
+    )
+    assert headers[-2:] == ["Before", "Δ (after minus before)"]
+    assert browser.errors() == [] and browser.requests() == []

@@ -27,7 +27,7 @@ def short_number(value: float) -> str:
     """``22.4G``, ``-1.5K``, ``512``, ``0.25``: three significant digits, never e-notation."""
     if not math.isfinite(value):
         return "beyond the float range"
-    magnitude = abs(value)
+    magnitude = abs(float(f"{value:.3g}"))  # rounded first: 999,600 reads 1M, not 1,000K
     for scale, prefix in _PREFIXES:
         if magnitude >= scale:
             return _digits(value / scale) + prefix

@@ -137,7 +137,9 @@ def call_ordered(siblings: Sequence[str], after: Mapping[str, int], before: Mapp
     neither report ordered.
     """
     ordered = sorted((p for p in siblings if p in after), key=lambda p: (after[p], path_order(p)))
-    missing = sorted((p for p in siblings if p not in after), key=lambda p: (before.get(p, -1), path_order(p)))
+    missing = sorted(
+        (p for p in siblings if p not in after), key=lambda p: (before.get(p, -1), path_order(p))
+    )
     by_before = sorted((p for p in siblings if p in before), key=lambda p: (before[p], path_order(p)))
     for path in missing:
         position = 0
@@ -390,7 +392,9 @@ def build_group(
         node["before_subtotal"] = before_sub
         node["before_known"] = (before_sub or {}).get("known_value") or 0
         node["delta"], node["delta_reason"] = None, None
-        node["_foreign_all"] = _foreign(node, synthetic, not children) or any(child["_foreign_all"] for child in children)
+        node["_foreign_all"] = _foreign(node, synthetic, not children) or any(
+            child["_foreign_all"] for child in children
+        )
         if not comparing:
             continue
         if gate:
@@ -426,7 +430,16 @@ def build_group(
         node["delta_display"] = delta_text(node["delta"], unit, node["delta_reason"]) if comparing else None
         if node["delta"] is not None and (percent := relative(node["delta"], _before_value(node))):
             node["delta_display"] += f" ({percent})"
-        for name in ("_own", "_before_own", "_all", "_before_all", "_weight", "_span", "_scale", "_foreign_all"):
+        for name in (
+            "_own",
+            "_before_own",
+            "_all",
+            "_before_all",
+            "_weight",
+            "_span",
+            "_scale",
+            "_foreign_all",
+        ):
             node.pop(name, None)
     label = f"{method} · {unit} · {scope}" if not synthetic else f"{UNRECORDED_METHOD} (no recorded value)"
     return {

@@ -154,6 +154,11 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
             for known in (node["before_known"], node["known"])
         ]
         drawing["delta"] = _fit(tile_delta(group, node), pixels)
+    # Zoom re-lays a branch at full width and re-fits its texts (issue 23): it needs the unfitted
+    # texts, stored only where fitting cut them, which keeps a BERT-base page under 1.5 MB.
+    full = [node_label(node), value] + ([tile_delta(group, node)] if group["comparison"] else [])
+    if full != [drawing["label"], drawing["value"]] + ([drawing["delta"]] if group["comparison"] else []):
+        drawing["full"] = full
     if node["children"] and node["direct_width"] > 0:
         drawing["own"] = list(tile_box(group, node["direct_x"], node["direct_width"], node["depth"] + 1))
     return drawing

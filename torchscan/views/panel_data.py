@@ -72,11 +72,11 @@ def _complete_calls(group: Mapping[str, Any]) -> list[tuple[Any, ...]]:
 
 def top_change(group: Mapping[str, Any], node: Mapping[str, Any], call: Mapping[str, Any]) -> dict[str, str]:
     """Before and Δ cells of a top-N row: the same call (path, call index) in the baseline."""
-    match = [
-        c for c in node["before_calls"] if c["call_index"] == call["call_index"] and c["in_group"]
-    ]
+    match = [c for c in node["before_calls"] if c["call_index"] == call["call_index"] and c["in_group"]]
     after = call["result"]["value"]
-    if node["change"] == "added" or not any(c["call_index"] == call["call_index"] for c in node["before_calls"]):
+    if node["change"] == "added" or not any(
+        c["call_index"] == call["call_index"] for c in node["before_calls"]
+    ):
         return {"before": "not called", "delta": f"{short_delta(after, group['unit'], None)} · added"}
     if not match:
         return {"before": "another method", "delta": "not comparable (measured under another method)"}
@@ -102,7 +102,8 @@ def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[d
             if not call["in_group"]:
                 continue
             entry = types.setdefault(
-                node["type"], {"type": node["type"], "calls": 0, "known": 0, "incomplete": 0, "first": position}
+                node["type"],
+                {"type": node["type"], "calls": 0, "known": 0, "incomplete": 0, "first": position},
             )
             entry["calls"] += 1
             result = call["result"]
@@ -110,13 +111,19 @@ def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[d
                 entry["incomplete"] += 1
             entry["known"] += result["known_value"] or 0
     rows = []
-    for entry in sorted(types.values(), key=lambda e: (e["incomplete"] == e["calls"], -e["known"], e["first"])):
+    for entry in sorted(
+        types.values(), key=lambda e: (e["incomplete"] == e["calls"], -e["known"], e["first"])
+    ):
         known, unit = entry["known"], group["unit"]
         if entry["incomplete"] == entry["calls"] and not known:
             text, share = "unknown", "unknown"
         else:
             value = short_number(known)
-            text = f"{value} {unit}" if not entry["incomplete"] else f"≥ {value} {unit} · {entry['incomplete']} incomplete"
+            text = (
+                f"{value} {unit}"
+                if not entry["incomplete"]
+                else f"≥ {value} {unit} · {entry['incomplete']} incomplete"
+            )
             share = share_text(known, total)
             if entry["incomplete"] and share.startswith("≤ "):
                 share = "unknown"  # a lower bound over a lower bound bounds nothing

@@ -39,7 +39,6 @@
     group.nodes.forEach(function (node) {
       var tile = node.tile;
       if (!tile) { return; }
-      var box = tile.box;
       var attrs = { "data-map-node": "", "data-node-id": node.id, "data-group-id": gid, "data-parent": node.parent || "",
         "data-depth": String(node.depth), "data-neutral": isNeutral(group, node) ? "true" : "false", tabindex: "0",
         id: gid + "-" + node.id, href: "#module-" + node.id, "aria-label": describe(group, node) };
@@ -47,30 +46,39 @@
       if (node.children.length) { attrs["aria-expanded"] = "true"; }
       var a = svgEl("a", attrs);
       a.appendChild(svgEl("title", {}, pathLabel(node.path) + ": " + node.display));
-      a.appendChild(svgEl("rect", { "data-tile": "", x: box[0], y: box[1], width: box[2], height: box[3], fill: tile.fill, "class": "tile" }));
-      if (tile.hatched) {
-        a.appendChild(svgEl("rect", { "data-overlay": "partial", x: box[0], y: box[1], width: box[2], height: box[3], fill: "url(#hatch-" + gid + ")" }));
-      }
-      var left = f3(parseFloat(box[0]) + 4);
-      var y = parseFloat(box[1]);
-      if (tile.label) { a.appendChild(svgEl("text", { x: left, y: f3(y + 16), fill: tile.ink }, tile.label)); }
-      if (tile.value) { a.appendChild(svgEl("text", { x: left, y: f3(y + 32), fill: tile.ink, "class": "v" }, tile.value)); }
-      if (tile.bars) {
-        ["before", "after"].forEach(function (bar, i) {
-          a.appendChild(svgEl("rect", { "data-bar": bar, x: f3(parseFloat(box[0])), y: f3(y + 38 + i * 9), width: tile.bars[i], height: "7", "class": "bar-" + bar }));
-        });
-        if (tile.delta) { a.appendChild(svgEl("text", { x: left, y: f3(y + row - 10), fill: tile.ink }, tile.delta)); }
-      }
+      fillTile(a, group, tile, tile);
       svg.appendChild(a);
       if (tile.own) {
-        var own = tile.own;
         var g = svgEl("g", { "data-own-node": node.id, "data-group-id": gid, "class": "own-slot" });
-        g.appendChild(svgEl("rect", { x: own[0], y: own[1], width: own[2], height: own[3], fill: tile.fill, "fill-opacity": "0.45", stroke: "#555", "stroke-dasharray": "3 2" }));
-        if (parseFloat(own[2]) > 30) { g.appendChild(svgEl("text", { x: f3(parseFloat(own[0]) + 4), y: f3(parseFloat(own[1]) + 16) }, "own")); }
+        fillOwn(g, tile, tile.own);
         svg.appendChild(g);
       }
     });
     return svg;
+  }
+  // A tile's drawing from `d` (its stored drawing, or the zoomed re-layout of it): rect, hatch, texts, bars.
+  function fillTile(a, group, tile, d) {
+    var box = d.box;
+    var gid = group.id;
+    var row = group.comparison ? 76 : 58;
+    a.appendChild(svgEl("rect", { "data-tile": "", x: box[0], y: box[1], width: box[2], height: box[3], fill: tile.fill, "class": "tile" }));
+    if (tile.hatched) {
+      a.appendChild(svgEl("rect", { "data-overlay": "partial", x: box[0], y: box[1], width: box[2], height: box[3], fill: "url(#hatch-" + gid + ")" }));
+    }
+    var left = f3(parseFloat(box[0]) + 4);
+    var y = parseFloat(box[1]);
+    if (d.label) { a.appendChild(svgEl("text", { x: left, y: f3(y + 16), fill: tile.ink }, d.label)); }
+    if (d.value) { a.appendChild(svgEl("text", { x: left, y: f3(y + 32), fill: tile.ink, "class": "v" }, d.value)); }
+    if (d.bars) {
+      ["before", "after"].forEach(function (bar, i) {
+        a.appendChild(svgEl("rect", { "data-bar": bar, x: f3(parseFloat(box[0])), y: f3(y + 38 + i * 9), width: d.bars[i], height: "7", "class": "bar-" + bar }));
+      });
+      if (d.delta) { a.appendChild(svgEl("text", { x: left, y: f3(y + row - 10), fill: tile.ink }, d.delta)); }
+    }
+  }
+  function fillOwn(g, tile, own) {
+    g.appendChild(svgEl("rect", { x: own[0], y: own[1], width: own[2], height: own[3], fill: tile.fill, "fill-opacity": "0.45", stroke: "#555", "stroke-dasharray": "3 2" }));
+    if (parseFloat(own[2]) > 30) { g.appendChild(svgEl("text", { x: f3(parseFloat(own[0]) + 4), y: f3(parseFloat(own[1]) + 16) }, "own")); }
   }
   function drawRail(group) {
     if (!group.rails.length) { return null; }

@@ -1,0 +1,227 @@
+"""Issue 23 in the explorer model: forward order, by-type aggregate, subtree deltas, short-unit wording."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+from test_views_explorer import OP
+from view_parse import embedded_data, parse_html
+from view_reports import finish, keyboard_report, layer, m, tiny_report
+
+from torchscan.views.delta_words import relative, short_delta, short_measure, short_number
+from torchscan.views.geometry import FOREIGN_REASON, INCOMPLETE_REASON
+from torchscan.views.render import render_report
+
+
+def forward_report() -> dict[str, Any]:
+    """Children called ``b, a, 10, 2``: neither alphabetical nor numeric order."""
+    return finish(
+        [
+            layer("", "Sequential"),
+            layer("b", "Linear", flops=10),
+            layer("a", "ReLU", flops=10),
+            layer("10", "Linear", flops=10),
+            layer("2", "Linear", flops=10),
+        ]
+    )
+
+
+def visible_text(html: str) -> str:
+    """The page's text without its script and embedded data."""
+    return parse_html(re.sub(r"<script.*?</script>", "", html, flags=re.S)).text()
+
+
+def group_nodes(data: dict[str, Any], view: str = "module_flops", k: int = 0) -> list[dict[str, Any]]:
+    return data["maps"][view]["groups"][k]["nodes"]
+
+
+def test_maps_follow_call_order() -> None:
+    html = render_report(forward_report(), metric="module_flops")
+    data = embedded_data(html)
+    nodes = group_nodes(data)
+    assert [n["path"] for n in nodes] == ["", "b", "a", "10", "2"]
+    # Ids stay numeric-aware and stable; only the walk follows the forward pass.
+    assert {n["path"]: n["id"] for n in nodes} == {
+        "": "node-0",
+        "2": "node-1",
+        "10": "node-2",
+        "a": "node-3",
+        "b": "node-4",
+    }
+    assert [n["x"] for n in nodes[1:]] == [0, 0.25, 0.5, 0.75]
+    panel = next(p for p in parse_html(html).find_all("div") if p.attrs.get("data-view") == "module_flops")
+    tiles = [a.attrs["aria-label"].split(",")[0] for a in panel.find_all("a") if "data-map-node" in a.attrs]
+    assert tiles == ["(root)", "b", "a", "10", "2"]
+    svg = render_report(forward_report(), format="svg")
+    drawn = re.findall(r'<a id="static-map-module_flops-0-(node-\d)"', svg)
+    assert drawn == ["node-0", "node-4", "node-3", "node-2", "node-1"]
+
+
+def test_top_n_ties_rank_in_call_order() -> None:
+    layers = [layer("", "Sequential"), layer("layer", "ModuleList")]
+    layers += [layer(f"layer.{i}", "Linear", flops=7) for i in range(12)]
+    data = embedded_data(render_report(finish(layers), metric="module_flops"))
+    top = data["maps"]["module_flops"]["groups"][0]["top"]
+    assert [row["call"] for row in top] == [f"layer.{i} · call #0" for i in range(12)]
+
+
+def test_removed_branch_sits_where_it_ran_and_reads_minus_before() -> None:
+    before = forward_report()
+    after = finish([x for x in forward_report()["layers"] if x["path"] != "a"])
+    data = embedded_data(render_report(after, before=before, metric="module_flops"))
+    nodes = {n["path"]: n for n in group_nodes(data)}
+    assert [n["path"] for n in group_nodes(data)] == ["", "b", "a", "10", "2"]
+    removed = nodes["a"]
+    assert removed["change"] == "removed" and removed["delta"] == -10
+    assert removed["tile"]["delta"] == "Δ -10 FLOPs (-100.0%) · complete"
+    assert nodes[""]["delta"] == -10 and nodes[""]["delta_display"] == "complete · -10 FLOPs (-25.0%)"
+    # Added: +after, and no relative change against a baseline that did not run.
+    data = embedded_data(render_report(before, before=after, metric="module_flops"))
+    added = {n["path"]: n for n in group_nodes(data)}["a"]
+    assert added["change"] == "added" and added["delta"] == 10
+    assert added["tile"]["delta"] == "Δ +10 FLOPs · complete"
+
+
+def test_subtree_delta_with_different_call_counts() -> None:
+    # Before: layer "0" called twice (5 + 5); after: once (7). Both sides complete: delta -3.
+    before = finish(
+        [layer("", "Sequential"), layer("0", "Linear", flops=5), layer("0", "Linear", flops=5, call_index=1)]
+    )
+    after = finish([layer("", "Sequential"), layer("0", "Linear", flops=7)])
+    data = embedded_data(render_report(after, before=before, metric="module_flops"))
+    nodes = {n["path"]: n for n in group_nodes(data)}
+    assert nodes["0"]["delta"] == -3 and nodes[""]["delta"] == -3
+    assert nodes["0"]["delta_display"] == "complete · -3 FLOPs (-30.0%)"
+
+
+def test_delta_unknown_only_when_a_side_is_incomplete_or_not_comparable() -> None:
+    before = tiny_report()
+    after = tiny_report()
+    after["layers"][1]["metrics"]["module_flops"] = m("partial", 50)
+    data = embedded_data(render_report(after, before=before, metric="module_flops"))
+    nodes = {n["path"]: n for n in group_nodes(data)}
+    assert nodes["0"]["delta"] is None and nodes["0"]["delta_reason"] == INCOMPLETE_REASON
+    assert nodes[""]["delta"] is None and nodes["0"]["tile"]["delta"] == "delta unknown"
+    assert nodes["2"]["delta"] == 0  # the complete sibling keeps its delta
+    # An added call measured under another method: the branch's group subtotal leaves it out.
+    after = tiny_report()
+    after["layers"].append(layer("3", "Linear"))
+    after["layers"][-1]["metrics"]["module_flops"] = m("complete", 4, method="custom")
+    data = embedded_data(render_report(after, before=tiny_report(), metric="module_flops"))
+    groups = data["maps"]["module_flops"]["groups"]
+    assert [g["method"] for g in groups] == ["custom", "torchscan_module_formula"]
+    nodes = {n["path"]: n for n in groups[1]["nodes"]}
+    assert nodes[""]["delta"] is None and nodes[""]["delta_reason"] == FOREIGN_REASON
+    assert nodes["0"]["delta"] == 0
+
+
+def test_comparison_of_complete_reports_has_no_unknown_delta() -> None:
+    def with_operator_counts(report: dict[str, Any]) -> dict[str, Any]:
+        for x in report["layers"]:
+            own = x["metrics"].get("module_flops", {"value": 0})["value"]
+            x["metrics"]["operator_flops_self"] = m("complete", own, method=OP)
+        return report
+
+    before = with_operator_counts(keyboard_report())
+    after = with_operator_counts(finish([x for x in keyboard_report()["layers"] if x["path"] != "0.2"]))
+    html = render_report(after, before=before)
+    data = embedded_data(html)
+    checked = 0
+    for view in data["maps"].values():
+        for group in view["groups"]:
+            checked += 1
+            for node in group["nodes"]:
+                assert node["delta"] is not None, (view["view"], node["path"], node["delta_reason"])
+    assert checked == 6 and "delta unknown" not in visible_text(html)
+
+
+def test_by_module_type_aggregate() -> None:
+    html = render_report(tiny_report(), metric="module_flops")
+    group = embedded_data(html)["maps"]["module_flops"]["groups"][0]
+    assert group["by_type"] == [
+        {"type": "Linear", "calls": 2, "text": "86 FLOPs", "share": "100.0%"},
+        {"type": "Identity", "calls": 1, "text": "0 FLOPs", "share": "0.0%"},
+    ]
+    panel = next(p for p in parse_html(html).find_all("div") if p.attrs.get("data-view") == "module_flops")
+    table = next(t for t in panel.find_all("table") if t.has_class("by-type"))
+    first = [td.text() for td in table.find_all("td")[:4]]
+    assert first == ["Linear", "2", "86 FLOPs", "100.0%"]
+    # The aggregate sits above the top-N table.
+    tables = [t.attrs.get("class") for t in panel.find_all("table")]
+    assert tables.index("by-type") < tables.index("top-layers")
+    partial = tiny_report()
+    partial["layers"][3]["metrics"]["module_flops"] = m("partial", 20)
+    partial = finish(partial["layers"])
+    group = embedded_data(render_report(partial, metric="module_flops"))["maps"]["module_flops"]["groups"][0]
+    assert group["by_type"][0] == {
+        "type": "Linear",
+        "calls": 2,
+        "text": "≥ 76 FLOPs · 1 incomplete",
+        "share": "unknown",  # a lower bound over a lower-bound total bounds nothing
+    }
+
+
+def test_top_n_before_and_delta_columns() -> None:
+    before = tiny_report()
+    after = copy.deepcopy(before)
+    after["layers"][3]["metrics"]["module_flops"] = m("complete", 42)
+    after = finish(after["layers"])
+    html = render_report(after, before=before, metric="module_flops")
+    rows = {r["call"]: r for r in embedded_data(html)["maps"]["module_flops"]["groups"][0]["top"]}
+    assert (
+        rows["2 · call #0"]["before"] == "30 FLOPs" and rows["2 · call #0"]["delta"] == "+12 FLOPs (+40.0%)"
+    )
+    assert rows["0 · call #0"]["delta"] == "+0 FLOPs (+0.0%)"
+    panel = next(p for p in parse_html(html).find_all("div") if p.attrs.get("data-view") == "module_flops")
+    top = next(t for t in panel.find_all("table") if t.has_class("top-layers"))
+    headers = [th.text() for th in top.find_all("th")]
+    assert headers[-2:] == ["Before", "Δ (after minus before)"]
+    assert "+12 FLOPs (+40.0%)" in top.text()
+    alone = render_report(after, metric="module_flops").split("<script", 1)[0]
+    assert "Δ (after minus before)" not in alone and 'class="bar-legend"' not in alone
+
+
+def test_paired_bar_legend_when_comparing() -> None:
+    html = render_report(tiny_report(), before=tiny_report(), metric="module_flops")
+    legends = [p for p in parse_html(html).find_all("p") if p.has_class("bar-legend")]
+    assert len(legends) == 6  # one per view panel
+    text = " ".join(legends[0].text().split())
+    assert text.startswith("before (baseline) after · both bars of every tile share one scale per map")
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (22_403_652_352, "22.4G"),
+        (-11_200_742_400, "-11.2G"),
+        (7_087_872, "7.09M"),
+        (999_600, "1M"),
+        (1.5e15, "1,500T"),
+        (512, "512"),
+        (0.25, "0.25"),
+        (1e-7, "0.0000001"),
+    ],
+)
+def test_short_numbers_never_use_e_notation(value: float, text: str) -> None:
+    assert short_number(value) == text
+
+
+def test_short_measures_and_relative_change() -> None:
+    assert short_delta(-11_200_742_400, "FLOPs", 22_403_652_352) == "-11.2G FLOPs (-50.0%)"
+    assert short_delta(5, "FLOPs", None) == "+5 FLOPs" and relative(5, 0) is None
+    assert short_measure(m("partial", 1_200_000)) == "≥ 1.2M FLOPs"
+    assert short_measure(m("unavailable", None)) == "unknown"
+
+
+def test_truncated_tiles_keep_their_full_texts_for_zoom() -> None:
+    layers = [layer("", "Sequential"), layer("big", "Linear", flops=10_000)]
+    layers.append(layer("tiny_but_long_named_module", "Linear", flops=300))
+    data = embedded_data(render_report(finish(layers), metric="module_flops"))
+    nodes = {n["path"]: n for n in group_nodes(data)}
+    tile = nodes["tiny_but_long_named_module"]["tile"]
+    assert tile["label"] != "tiny_but_long_named_module"
+    assert tile["full"] == ["tiny_but_long_named_module", "300 FLOPs · complete"]
+    assert "full" not in nodes[""]["tile"]  # stored only where fitting cut a text
