@@ -225,3 +225,13 @@ def test_truncated_tiles_keep_their_full_texts_for_zoom() -> None:
     assert tile["label"] != "tiny_but_long_named_module"
     assert tile["full"] == ["tiny_but_long_named_module", "300 FLOPs · complete"]
     assert "full" not in nodes[""]["tile"]  # stored only where fitting cut a text
+
+
+def test_svg_snapshot_has_the_legend_and_short_change() -> None:
+    before = tiny_report()
+    after = finish([x for x in tiny_report()["layers"] if x["path"] != "2"])
+    svg = render_report(after, before=before, format="svg", metric="module_flops")
+    assert '<g id="bar-legend">' in svg and "before (baseline)" in svg
+    assert ">Before 86 FLOPs → after 56 FLOPs · Δ -30 FLOPs (-34.9%)<" in svg
+    assert "Δ -30 FLOPs (-100.0%) · complete" in svg  # the removed Linear's tile
+    assert '<g id="bar-legend">' not in render_report(after, format="svg")

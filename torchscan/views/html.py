@@ -16,13 +16,12 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from torchscan.views.delta_words import short_delta, short_measure
 from torchscan.views.embed import encode
 from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
 from torchscan.views.html_appendix import appendix, badge_measure, diagnostic_groups_section
-from torchscan.views.map_svg import draw_map
-from torchscan.views.panel_data import RAIL_WORDS, change_words
+from torchscan.views.map_svg import BAR_KEY, draw_map
+from torchscan.views.panel_data import RAIL_WORDS, card_change
 from torchscan.views.roofline_svg import roofline_section
 from torchscan.views.text import esc, path_label, script_json
 
@@ -37,8 +36,7 @@ TOP_SORTED = ' aria-sort="ascending"'
 # The paired bars' key (issue 23); explorer-draw.js writes the same markup for lazily drawn panels.
 BAR_LEGEND = (
     '<p class="bar-legend"><span class="swatch bar-before"></span> before (baseline) '
-    '<span class="swatch bar-after"></span> after · both bars of every tile share one scale per map; '
-    "Δ is the branch subtotal after minus before (a removed branch is -before, an added one +after)</p>"
+    f'<span class="swatch bar-after"></span> after · {BAR_KEY}</p>'
 )
 LAZY_NOTE = (
     "This view is drawn by the page's script when selected, to keep large reports small. Without "
@@ -65,21 +63,6 @@ def content_security_policy(script: str) -> str:
         f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
         "base-uri 'none'; form-action 'none'"
     )
-
-
-def card_change(change: Mapping[str, Any]) -> str:
-    """``Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)``: short units, relative change.
-
-    The exact values stay in the appendix's comparison table; a withheld or unknown change says why.
-    """
-    before, after = change.get("before"), change.get("after")
-    if change.get("withheld") or change.get("delta") is None:
-        delta = change_words(change)
-    else:
-        unit = (after or before or {}).get("unit", "")
-        base = before["value"] if before is not None and before["status"] == "complete" else None
-        delta = short_delta(change["delta"], unit, base)
-    return f"Before {short_measure(before)} → after {short_measure(after)} · Δ {delta}"
 
 
 def _card(title: str, value: Mapping[str, Any] | None, note: str, change: Mapping[str, Any] | None) -> str:

@@ -24,6 +24,10 @@ BAR_HEIGHT = 7
 PALETTE = ("#2f6db5", "#3f86c9", "#5b9bd5", "#7fb1e0", "#9fc4e8", "#bcd6ef")
 NEUTRAL = "#c8c8c8"
 NO_VALUE_WORDS = "no recorded value"
+BAR_KEY = (
+    "both bars of every tile share one scale per map; Δ is the branch subtotal after minus before "
+    "(a removed branch is -before, an added one +after)"
+)
 
 
 def row_height(group: Mapping[str, Any]) -> int:

@@ -48,6 +48,21 @@ def change_words(entry: Mapping[str, Any]) -> str:
     return delta_text(entry["delta"], unit)
 
 
+def card_change(change: Mapping[str, Any]) -> str:
+    """``Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)``: short units, relative change.
+
+    The exact values stay in the appendix's comparison table; a withheld or unknown change says why.
+    """
+    before, after = change.get("before"), change.get("after")
+    if change.get("withheld") or change.get("delta") is None:
+        delta = change_words(change)
+    else:
+        unit = (after or before or {}).get("unit", "")
+        base = before["value"] if before is not None and before["status"] == "complete" else None
+        delta = short_delta(change["delta"], unit, base)
+    return f"Before {short_measure(before)} → after {short_measure(after)} · Δ {delta}"
+
+
 def rail_note(node: Mapping[str, Any]) -> str:
     """Why a rail card's module is not drawn at its size."""
     if node["direct"] is not None and node["direct"]["status"] == "partial":
