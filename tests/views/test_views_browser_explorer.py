@@ -393,3 +393,22 @@ def test_comparison_legend_columns_and_no_unknown(browser: Browser, tmp_path: Pa
     )
     assert headers[-2:] == ["Before", "Δ (after minus before)"]
     assert browser.errors() == [] and browser.requests() == []
+
+
+def test_script_inspector_lists_unrequested_metrics_apart(browser: Browser, tmp_path: Path) -> None:
+    from test_views_explorer_issue23 import informational_report
+
+    open_page(browser, tmp_path, render_report(informational_report(), metric="module_flops"))
+    browser.click("#map-module_flops-0-node-0")  # the script redraws the inspector for (root)
+    browser.click("#map-module_flops-0-node-1")  # and for 0, where both diagnostics are
+    headings = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] aside h4')]"
+        ".map(h => [h.textContent, h.nextElementSibling.textContent])"
+    )
+    assert headings[:2] == [
+        ["Diagnostics", "x_code [module_flops]: m"],
+        [
+            "Not requested (informational)",
+            "unsupported_module_metric [receptive_field]: Module type not supported: Linear",
+        ],
+    ]

@@ -235,3 +235,44 @@ def test_svg_snapshot_has_the_legend_and_short_change() -> None:
     assert ">Before 86 FLOPs → after 56 FLOPs · Δ -30 FLOPs (-34.9%)<" in svg
     assert "Δ -30 FLOPs (-100.0%) · complete" in svg  # the removed Linear's tile
     assert '<g id="bar-legend">' not in render_report(after, format="svg")
+
+
+def informational_report() -> dict[str, Any]:
+    """A receptive-field diagnostic nobody asked for beside a requested-metric one, on path ``0``."""
+    report = tiny_report()
+    report["diagnostics"] = [
+        {
+            "code": "unsupported_module_metric",
+            "severity": "warning",
+            "metric": "receptive_field",
+            "path": "0",
+            "message": "Module type not supported: Linear",
+        },
+        {"code": "x_code", "severity": "warning", "metric": "module_flops", "path": "0", "message": "m"},
+    ]
+    return report
+
+
+def test_inspector_lists_unrequested_metrics_apart() -> None:
+    html = render_report(informational_report(), metric="module_flops")
+    panel = next(p for p in parse_html(html).find_all("div") if p.attrs.get("data-view") == "module_flops")
+    aside = panel.find_all("aside")[0]
+    text = " ".join(aside.text().split())
+    order = [
+        "Diagnostics",
+        "x_code [module_flops]: m",
+        "Not requested (informational)",
+        "unsupported_module_metric [receptive_field]: Module type not supported: Linear",
+    ]
+    positions = [text.find(part) for part in order]
+    assert -1 not in positions and positions == sorted(positions)
+
+
+def test_operator_card_explains_the_method_label() -> None:
+    report = tiny_report()
+    report["operator_flops"]["by_operator"] = {"aten.addmm": 86, "aten.gelu": 14}
+    cards = [p for p in parse_html(render_report(report)).find_all("p") if p.has_class("method-note")]
+    assert len(cards) == 1
+    text = " ".join(cards[0].text().split())
+    assert text.startswith("Operator FLOPs use torchscan_flops_v1 on top of FlopCounterMode's dispatch")
+    assert "aten.gelu" in text

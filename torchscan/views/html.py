@@ -16,11 +16,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from torchscan.views.diagnostic_html import diagnostic_groups_section
 from torchscan.views.embed import encode
 from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
-from torchscan.views.html_appendix import appendix, badge_measure, diagnostic_groups_section
+from torchscan.views.html_appendix import appendix, badge_measure
 from torchscan.views.map_svg import BAR_KEY, draw_map
+from torchscan.views.method_note import method_note
 from torchscan.views.panel_data import RAIL_WORDS, card_change
 from torchscan.views.roofline_svg import roofline_section
 from torchscan.views.text import esc, path_label, script_json
@@ -38,6 +40,8 @@ BAR_LEGEND = (
     '<p class="bar-legend"><span class="swatch bar-before"></span> before (baseline) '
     f'<span class="swatch bar-after"></span> after · {BAR_KEY}</p>'
 )
+# Diagnostics about a metric nobody asked for (issue 23 item 1) are listed apart, never as warnings.
+INFORMATIONAL_HEADING = "Not requested (informational)"
 LAZY_NOTE = (
     "This view is drawn by the page's script when selected, to keep large reports small. Without "
     "script, the appendix below holds every value: the module hierarchy and each call's exact evidence."
@@ -65,8 +69,17 @@ def content_security_policy(script: str) -> str:
     )
 
 
-def _card(title: str, value: Mapping[str, Any] | None, note: str, change: Mapping[str, Any] | None) -> str:
+def _card(
+    title: str,
+    value: Mapping[str, Any] | None,
+    note: str,
+    change: Mapping[str, Any] | None,
+    method_text: str | None = None,
+) -> str:
     method = esc(value["method"]) if value else "not recorded"
+    if method_text:  # what the method label means (issue 23 item 7, views/method_note.py)
+        method += f'</p><p class="card-method method-note">{esc(method_text)}'
+
     comparison = ""
     if change is not None:
         comparison = f'<p class="card-change">{esc(card_change(change))}</p>'
@@ -256,12 +269,15 @@ def inspector(data: Mapping[str, Any], view: str, group: Mapping[str, Any], node
         f"<p>Method: {esc(group['method'])}<br>Scope: {esc(group['scope'])}<br>Unit: {esc(group['unit'])}</p>"
     )
     diags = [d for d in data["diagnostics"] if d.get("path") == node["path"]]
-    if diags:
+    for heading, informational in (("Diagnostics", False), (INFORMATIONAL_HEADING, True)):
         items = "".join(
-            f'<li><a href="#diagnostic-{d["index"]}">{esc(d["code"])}</a>: {esc(d["message"])}</li>'
+            f'<li><a href="#diagnostic-{d["index"]}">{esc(d["code"])}</a> [{esc(d["metric"])}]: '
+            f"{esc(d['message'])}</li>"
             for d in diags
+            if bool(d.get("informational")) == informational
         )
-        parts.append(f"<h4>Diagnostics</h4><ul>{items}</ul>")
+        if items:
+            parts.append(f"<h4>{heading}</h4><ul>{items}</ul>")
     if comparing:
         parts.append(
             f"<p>Before: {esc(node['before_display'])}<br>After: {esc(node['display'])}<br>"
@@ -376,6 +392,7 @@ def render_explorer(
             totals.get("operator_flops"),
             "Counted from dispatched operators: a separate method, never added to module FLOPs.",
             changes.get("operator_flops"),
+            method_note(report),
         )
     )
     model_type = report["context"].get("model_type", "unknown model type")

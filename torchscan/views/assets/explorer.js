@@ -136,12 +136,14 @@
     if (count > 1) { parts.push(el("p", { "class": "note" }, ["The schema cannot tie a child call to a parent call."])); }
     parts.push(el("p", {}, ["Method: " + group.method, el("br"), "Scope: " + group.scope, el("br"), "Unit: " + group.unit]));
     var diags = data.diagnostics.filter(function (d) { return d.path === node.path; });
-    if (diags.length) {
-      parts.push(el("h4", {}, ["Diagnostics"]));
-      parts.push(el("ul", {}, diags.map(function (d) {
-        return el("li", {}, [el("a", { href: "#diagnostic-" + d.index }, [d.code]), ": " + d.message]);
+    [["Diagnostics", false], ["Not requested (informational)", true]].forEach(function (pair) {
+      var listed = diags.filter(function (d) { return Boolean(d.informational) === pair[1]; });
+      if (!listed.length) { return; }
+      parts.push(el("h4", {}, [pair[0]]));
+      parts.push(el("ul", {}, listed.map(function (d) {
+        return el("li", {}, [el("a", { href: "#diagnostic-" + d.index }, [d.code]), " [" + d.metric + "]: " + d.message]);
       })));
-    }
+    });
     if (data.before) {
       parts.push(el("p", {}, ["Before: " + node.before_display, el("br"), "After: " + node.display, el("br"), "Delta: " + node.delta_display]));
       var before = data.before_diagnostics.filter(function (d) { return d.path === node.path || d.path === undefined; });
