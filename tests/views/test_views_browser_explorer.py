@@ -412,3 +412,41 @@ def test_script_inspector_lists_unrequested_metrics_apart(browser: Browser, tmp_
             "unsupported_module_metric [receptive_field]: Module type not supported: Linear",
         ],
     ]
+
+
+@pytest.mark.slow
+def test_bert_12_to_6_comparison(browser: Browser, tmp_path: Path) -> None:
+    """Issue 23's comparison target: two complete reports, no "delta unknown", short units, a legend."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import torchscan
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 30000, (1, 128))
+    reports = []
+    for layers in (12, 6):
+        model = transformers.BertModel(transformers.BertConfig(num_hidden_layers=layers)).eval()
+        reports.append(json.loads(json.dumps(torchscan.crawl_module(model, args=(ids,)))))
+    before, after = reports
+    document = render_report(after, before=before, title="BERT-base: 12 → 6 layers")
+    open_page(browser, tmp_path, document, "compare.html")
+    cards = browser.eval("[...document.querySelectorAll('.card-change')].map(p => p.textContent)")
+    assert cards[0] == "Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)"
+    for view in VIEWS:
+        browser.click(f"label[for='view-{view}']")
+        text = browser.eval("document.querySelector('main').innerText")
+        assert "delta unknown" not in text.lower(), view
+        assert not re.search(r"\d[eE][+-]?\d", text), view
+    browser.click("label[for='view-operator_flops']")
+    deltas = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"operator_flops\"] a[data-map-node]')]"
+        ".filter(a => ['encoder', 'encoder.layer.11'].includes(a.getAttribute('aria-label').split(',')[0]))"
+        ".map(a => [...a.querySelectorAll('text')].pop().textContent)"
+    )
+    # The removed layer's tile is narrow: its line is fitted (the full text returns when zoomed).
+    assert deltas[0] == "Δ -11.2G FLOPs (-50.0%) · complete" and deltas[1].startswith("Δ -1.87G")
+    assert browser.errors() == [] and browser.requests() == []
+    if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1":
+        browser.resize(1440, 1000)
+        browser.eval("window.scrollTo(0, 0)")
+        browser.screenshot(Path(__file__).resolve().parents[2] / "docs" / "images" / "explorer-compare.png")

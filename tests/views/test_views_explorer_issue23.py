@@ -170,6 +170,8 @@ def test_top_n_before_and_delta_columns() -> None:
     after["layers"][3]["metrics"]["module_flops"] = m("complete", 42)
     after = finish(after["layers"])
     html = render_report(after, before=before, metric="module_flops")
+    assert embedded_data(html)["maps"]["module_flops"]["change_text"] == "+12 FLOPs (+14.0%)"  # 86 -> 98
+    assert "· change +12 FLOPs (+14.0%)" in visible_text(html)
     rows = {r["call"]: r for r in embedded_data(html)["maps"]["module_flops"]["groups"][0]["top"]}
     assert (
         rows["2 · call #0"]["before"] == "30 FLOPs" and rows["2 · call #0"]["delta"] == "+12 FLOPs (+40.0%)"

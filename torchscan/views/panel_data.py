@@ -48,19 +48,23 @@ def change_words(entry: Mapping[str, Any]) -> str:
     return delta_text(entry["delta"], unit)
 
 
+def change_short(change: Mapping[str, Any]) -> str:
+    """A total's change in short units with its relative size (``-11.2G FLOPs (-50.0%)``), or why none."""
+    if change.get("withheld") or change.get("delta") is None:
+        return change_words(change)
+    before, after = change.get("before"), change.get("after")
+    unit = (after or before or {}).get("unit", "")
+    base = before["value"] if before is not None and before["status"] == "complete" else None
+    return short_delta(change["delta"], unit, base)
+
+
 def card_change(change: Mapping[str, Any]) -> str:
     """``Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)``: short units, relative change.
 
     The exact values stay in the appendix's comparison table; a withheld or unknown change says why.
     """
     before, after = change.get("before"), change.get("after")
-    if change.get("withheld") or change.get("delta") is None:
-        delta = change_words(change)
-    else:
-        unit = (after or before or {}).get("unit", "")
-        base = before["value"] if before is not None and before["status"] == "complete" else None
-        delta = short_delta(change["delta"], unit, base)
-    return f"Before {short_measure(before)} → after {short_measure(after)} · Δ {delta}"
+    return f"Before {short_measure(before)} → after {short_measure(after)} · Δ {change_short(change)}"
 
 
 def rail_note(node: Mapping[str, Any]) -> str:
@@ -153,7 +157,7 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
     total = view_map["total"]
     view_map["total_parts"] = list(long_parts(total))
     entry = view_map["comparison_delta"]
-    view_map["change_text"] = change_words(entry) if comparing and entry is not None else None
+    view_map["change_text"] = change_short(entry) if comparing and entry is not None else None
     for group in view_map["groups"]:
         nodes = {node["id"]: node for node in group["nodes"]}
         scale = (
