@@ -12,9 +12,9 @@ from view_reports import P, finish, hostile_report, layer, m, resnet50_report, t
 
 from torchscan.views.default_view import most_complete_view
 from torchscan.views.embed import decode, encode
-from torchscan.views.geometry import path_order
 from torchscan.views.html import LAZY_LAYER_LIMIT
 from torchscan.views.render import render_report
+from torchscan.views.tree_order import path_order
 
 OP = "torch.utils.flop_counter.FlopCounterMode"
 

@@ -14,6 +14,7 @@ from view_reports import finish, keyboard_report, layer, m, tiny_report
 from torchscan.views.delta_words import relative, short_delta, short_measure, short_number
 from torchscan.views.geometry import FOREIGN_REASON, INCOMPLETE_REASON
 from torchscan.views.render import render_report
+from torchscan.views.tree_order import call_ordered
 
 
 def forward_report() -> dict[str, Any]:
@@ -278,3 +279,19 @@ def test_operator_card_explains_the_method_label() -> None:
     text = " ".join(cards[0].text().split())
     assert text.startswith("Operator FLOPs use torchscan_flops_v1 on top of FlopCounterMode's dispatch")
     assert "aten.gelu" in text
+
+
+def test_call_ordered_merges_baseline_only_siblings() -> None:
+    # Layer indexes of each sibling's first call in either report (the baseline ran two more blocks).
+    after = {"x": 0, "layer.0": 1, "layer.1": 2, "pool": 5}
+    before = {"gone": 0, "x": 1, "layer.0": 2, "layer.1": 3, "layer.2": 4, "layer.10": 5, "pool": 6}
+    siblings = ["gone", "layer.0", "layer.1", "layer.10", "layer.2", "pool", "x"]
+    assert call_ordered(siblings, after, before) == [
+        "gone",  # the baseline ran it first: it stays first
+        "x",
+        "layer.0",
+        "layer.1",
+        "layer.2",  # removed blocks follow layer.1, where the baseline ran them
+        "layer.10",
+        "pool",
+    ]
