@@ -27,6 +27,7 @@ from view_reports import (
     resnet50_report,
 )
 
+from torchscan.views.delta_words import short_text
 from torchscan.views.embed import decode
 from torchscan.views.render import render_report
 
@@ -84,7 +85,7 @@ def panel_facts(browser: Browser) -> dict[str, Any]:
     return facts
 
 
-@pytest.mark.parametrize("case", ["keyboard", "comparison", "hostile", "diagnostics"])
+@pytest.mark.parametrize("case", ["keyboard", "comparison", "removed", "hostile", "diagnostics"])
 def test_lazy_panels_match_static_ones(
     browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
@@ -95,6 +96,9 @@ def test_lazy_panels_match_static_ones(
         report["layers"][2]["metrics"]["module_flops"]["known_value"] += 12
         report["totals"]["module_flops"]["value"] += 12
         report["totals"]["module_flops"]["known_value"] += 12
+    elif case == "removed":  # issue 23: a baseline-only branch in forward order, its -before delta
+        before = keyboard_report()
+        report = finish([x for x in keyboard_report()["layers"] if x["path"] != "0.0"])
     elif case == "hostile":
         for x in report["layers"][1:]:
             x["path"] = (
@@ -302,6 +306,8 @@ def test_zoom_relays_the_branch_at_full_width(browser: Browser, tmp_path: Path) 
     browser.click("[data-view='module_flops'] button[data-action='zoom']")
     zoomed = browser.eval(f"{TILE_TEXTS}('svg', {tile('layer1.0')!r})")
     assert (zoomed["x"], zoomed["width"]) == ("4.000", "890.500")  # the whole inner width, 892 - 1.5
+    # The script words the unfitted texts as map_svg.py does (node_label, short_text).
+    assert zoomed["texts"] == ["0", short_text(block["subtotal"])]
     labelled = [browser.eval(f"{TILE_TEXTS}('svg', {tile(c['path'])!r})") for c in children]
     # The convolutions get their names back at normal size, in call order (batch norms stay narrow).
     assert [t["texts"][0] for t in labelled if t["texts"]][:3] == ["conv1", "conv2", "conv3"]

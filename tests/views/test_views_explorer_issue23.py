@@ -11,7 +11,7 @@ from test_views_explorer import OP
 from view_parse import embedded_data, parse_html
 from view_reports import finish, keyboard_report, layer, m, tiny_report
 
-from torchscan.views.delta_words import relative, short_delta, short_measure, short_number
+from torchscan.views.delta_words import relative, short_delta, short_measure, short_number, short_text
 from torchscan.views.geometry import FOREIGN_REASON, INCOMPLETE_REASON
 from torchscan.views.render import render_report
 from torchscan.views.tree_order import call_ordered
@@ -219,15 +219,24 @@ def test_short_measures_and_relative_change() -> None:
     assert short_measure(m("unavailable", None)) == "unknown"
 
 
-def test_truncated_tiles_keep_their_full_texts_for_zoom() -> None:
-    layers = [layer("", "Sequential"), layer("big", "Linear", flops=10_000)]
-    layers.append(layer("tiny_but_long_named_module", "Linear", flops=300))
-    data = embedded_data(render_report(finish(layers), metric="module_flops"))
-    nodes = {n["path"]: n for n in group_nodes(data)}
-    tile = nodes["tiny_but_long_named_module"]["tile"]
-    assert tile["label"] != "tiny_but_long_named_module"
-    assert tile["full"] == ["tiny_but_long_named_module", "300 FLOPs · complete"]
-    assert "full" not in nodes[""]["tile"]  # stored only where fitting cut a text
+def test_tile_texts_never_use_e_notation() -> None:
+    # text.compact_text writes 999,600 as "1e+03K"; the explorer's own wording rounds first.
+    assert short_text(m("complete", 999_600)) == "1M FLOPs · complete"
+    assert short_text(m("partial", 1.5e15)) == "≥ 1,500T FLOPs · partial"
+    assert short_text(m("unavailable", None)) == "unknown · unavailable"
+    layers = [
+        layer("", "Sequential"),
+        layer("0", "Linear", flops=999_600),
+        layer("1", "Linear", flops=1.5e15),
+    ]
+    report = finish(layers)
+    for key in ("by_module", "by_operator"):  # the helper's made-up operator counts exceed exact integers
+        report["operator_flops"][key] = {}
+    data = embedded_data(render_report(report, metric="module_flops"))
+    group = data["maps"]["module_flops"]["groups"][0]
+    assert [row["text"] for row in group["top"]] == ["1,500T FLOPs · complete", "1M FLOPs · complete"]
+    assert [card["text"] for card in group["rails"]] == ["1M FLOPs · complete"]  # too small to draw
+    assert [n["tile"]["value"] for n in group["nodes"] if n["tile"]][2] == "1,500T FLOPs · complete"
 
 
 def test_svg_snapshot_has_the_legend_and_short_change() -> None:

@@ -68,3 +68,14 @@ def short_delta(delta: float, unit: str, before: float | None) -> str:
     percent = relative(delta, before)
     text = f"{short_signed(delta)} {neutral(unit)}"
     return f"{text} ({percent})" if percent is not None else text
+
+
+def short_text(result: Mapping[str, Any] | None) -> str:
+    """Tile, rail and top-N wording: ``1.23K FLOPs · complete``, ``≥ 7 FLOPs · partial``, unknown.
+
+    The explorer's own form of ``text.compact_text``, on ``short_number`` so that no value (999,600
+    or beyond 999T) is ever written in e-notation. explorer.js ``shortText`` mirrors it for zoom.
+    """
+    if result is None or result["status"] == "unavailable" or result.get("known_value") is None:
+        return "unknown · unavailable"
+    return f"{short_measure(result)} · {result['status']}"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.delta_words import short_delta
+from torchscan.views.delta_words import short_delta, short_text
 from torchscan.views.geometry import NO_CONTRIBUTION
-from torchscan.views.text import compact_text, esc, long_text, neutral
+from torchscan.views.text import esc, long_text, neutral
 
 CANVAS = 900
 INNER = 892
@@ -137,7 +137,7 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
     x, y, w, h = tile_box(group, node["x"], node["width"], node["depth"])
     pixels = float(w)
     fill = _fill(group, node)
-    value = "structural · unscaled" if group["scale"] == "structure" else compact_text(node["subtotal"])
+    value = "structural · unscaled" if group["scale"] == "structure" else short_text(node["subtotal"])
     if node["covered"]:
         value = "covered · " + value
     drawing: dict[str, Any] = {
@@ -158,11 +158,6 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
             for known in (node["before_known"], node["known"])
         ]
         drawing["delta"] = _fit(tile_delta(group, node), pixels)
-    # Zoom re-lays a branch at full width and re-fits its texts (issue 23): it needs the unfitted
-    # texts, stored only where fitting cut them, which keeps a BERT-base page under 1.5 MB.
-    full = [node_label(node), value] + ([tile_delta(group, node)] if group["comparison"] else [])
-    if full != [drawing["label"], drawing["value"]] + ([drawing["delta"]] if group["comparison"] else []):
-        drawing["full"] = full
     if node["children"] and node["direct_width"] > 0:
         drawing["own"] = list(tile_box(group, node["direct_x"], node["direct_width"], node["depth"] + 1))
     return drawing

@@ -11,9 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.delta_words import short_delta, short_measure, short_number
+from torchscan.views.delta_words import short_delta, short_measure, short_number, short_text
 from torchscan.views.text import (
-    compact_text,
     delta_text,
     long_parts,
     long_text,
@@ -168,7 +167,7 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
         group["heading"] = f"{group['label']} · known total {long_text(group['nodes'][0]['subtotal'])}{scale}"
         for card in group["rails"]:
             node = nodes[card["node"]]
-            card["text"] = compact_text(node["direct"] or node["subtotal"])
+            card["text"] = short_text(node["direct"] or node["subtotal"])
             card["note"] = rail_note(node)
         rows = _complete_calls(group)
         largest = -rows[0][0] if rows else 0
@@ -186,7 +185,7 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
                 "call": f"{path_label(node['path'])} · call #{call['call_index']}",
                 "type": node["type"],
                 "value": call["result"]["value"],
-                "text": compact_text(call["result"]),
+                "text": short_text(call["result"]),
                 "share": share_text(call["result"]["value"], total),
             }
             for rank, (_, _, _, position, call, node) in enumerate(rows[:TOP_N], start=1)

@@ -10,11 +10,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from torchscan.views.delta_words import short_text
 from torchscan.views.evidence import build_data
 from torchscan.views.geometry import VIEW_TOTALS
 from torchscan.views.map_svg import BAR_KEY, CANVAS, draw_map, map_height
 from torchscan.views.panel_data import card_change
-from torchscan.views.text import compact_text, delta_text, esc, missing_delta_text, path_label, svg_text
+from torchscan.views.text import delta_text, esc, missing_delta_text, path_label, svg_text
 
 LINE = 18
 
@@ -140,7 +141,7 @@ def render_svg(
                 f'<text x="{x + 6}" y="{y + 16}" font-size="12">{esc(path_label(node["path"]))} · '
                 f"{card['kind']}</text>"
                 f'<text x="{x + 6}" y="{y + 33}" font-size="11">'
-                f"{esc(compact_text(node['direct'] or node['subtotal']))} · not sized by cost</text></a>"
+                f"{esc(short_text(node['direct'] or node['subtotal']))} · not sized by cost</text></a>"
             )
         if group["rails"]:
             canvas.y += 6 + ((len(group["rails"]) + 3) // 4) * 48

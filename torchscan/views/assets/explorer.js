@@ -185,6 +185,52 @@
     if (limit < 5 && chars.length > limit) { return ""; }
     return chars.length <= limit ? text : chars.slice(0, Math.max(limit - 1, 1)).join("") + "…";
   }
+  // Unfitted tile texts for a zoomed re-layout, as map_svg.py words them (node_label, short_text,
+  // tile_delta on delta_words.py): three significant digits with K/M/G/T, never e-notation.
+  var PREFIXES = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "K"]];
+  function shortNumber(value) {
+    if (!isFinite(value)) { return "beyond the float range"; }
+    var magnitude = Math.abs(Number(value.toPrecision(3)));
+    for (var i = 0; i < PREFIXES.length; i += 1) {
+      if (magnitude >= PREFIXES[i][0]) {
+        var scaled = Number((value / PREFIXES[i][0]).toPrecision(3));
+        if (Math.abs(scaled) >= 1000) { return Math.round(value / PREFIXES[i][0]).toLocaleString("en-US") + PREFIXES[i][1]; }
+        return String(scaled) + PREFIXES[i][1];
+      }
+    }
+    if (Number.isInteger(value)) { return String(value); }
+    var text = String(Number(value.toPrecision(3)));
+    return text.indexOf("e") >= 0 ? value.toFixed(12).replace(/0+$/, "").replace(/\.$/, "") : text;
+  }
+  function shortText(result) {
+    if (!result || result.status === "unavailable" || result.known_value === null) { return "unknown · unavailable"; }
+    var text = shortNumber(result.known_value) + " " + neutral(result.unit);
+    return (result.status === "partial" ? "≥ " + text : text) + " · " + result.status;
+  }
+  function tileTexts(group, node) {
+    var count = Math.max(node.calls.length, node.before_calls.length);
+    var label = node.label + (count > 1 ? " ×" + count + " calls" : "") + (node.change !== "matched" ? " · " + node.change : "");
+    var value = group.scale === "structure" ? "structural · unscaled" : shortText(node.subtotal);
+    if (node.covered) { value = "covered · " + value; }
+    var delta = "";
+    if (group.comparison) {
+      delta = "delta unknown";
+      if (node.delta !== null) {
+        var before = node.before_subtotal;
+        var base = before && before.status === "complete" ? before.value : null;
+        var signed = shortNumber(node.delta);
+        delta = "Δ " + (signed.charAt(0) === "-" ? signed : "+" + signed) + " " + neutral(group.unit);
+        var ratio = base ? 100 * (node.delta / base) : NaN;
+        if (isFinite(ratio)) {
+          delta += " (" + (ratio >= 0 ? "+" : "-") + Math.abs(ratio).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + "%)";
+        }
+        delta += " · complete";
+      } else if (node.delta_reason === "no comparable recorded contribution") {
+        delta = "no recorded value";
+      }
+    }
+    return [label, value, delta];
+  }
   function zoomedBox(row, x, width, depth) {
     var pixels = width * 892;
     var gap = Math.min(1.5, pixels / 5);
@@ -198,7 +244,7 @@
       var width = node.width / frame.width;
       var box = zoomedBox(row, (node.x - frame.x) / frame.width, width, node.depth);
       var pixels = parseFloat(box[2]);
-      var full = tile.full || [tile.label, tile.value, tile.delta];
+      var full = tileTexts(group, node);
       var bars = null;
       if (tile.bars) {
         var scale = group.scale === "known" ? 892 / (group.layout_total || 1) / frame.width : 0;
