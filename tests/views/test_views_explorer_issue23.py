@@ -304,3 +304,31 @@ def test_call_ordered_merges_baseline_only_siblings() -> None:
         "layer.10",
         "pool",
     ]
+
+
+def test_by_type_compares_when_a_baseline_is_given() -> None:
+    before = forward_report()  # Linear 10 + 10 + 10, ReLU 10
+    after = finish([x for x in forward_report()["layers"] if x["path"] not in ("a", "2")])
+    html = render_report(after, before=before, metric="module_flops")
+    rows = embedded_data(html)["maps"]["module_flops"]["groups"][0]["by_type"]
+    assert rows == [
+        {
+            "type": "Linear",
+            "calls": 2,
+            "text": "20 FLOPs",
+            "share": "100.0%",
+            "before": "30 FLOPs",
+            "delta": "-10 FLOPs (-33.3%)",
+        },
+        {
+            "type": "ReLU",  # only the baseline called one
+            "calls": 0,
+            "text": "not called",
+            "share": "—",
+            "before": "10 FLOPs",
+            "delta": "-10 FLOPs (-100.0%)",
+        },
+    ]
+    added = embedded_data(render_report(before, before=after, metric="module_flops"))
+    relu = added["maps"]["module_flops"]["groups"][0]["by_type"][1]
+    assert (relu["before"], relu["delta"]) == ("not called", "+10 FLOPs")

@@ -208,16 +208,21 @@ def type_table(group: Mapping[str, Any]) -> str:
     """The "by module type" aggregate shown above the top-N table (issue 23)."""
     if not group["by_type"]:
         return ""
+    comparing = group["comparison"]
     body = "".join(
         f"<tr><td>{esc(row['type'] or 'structural')}</td><td>{row['calls']}</td><td>{esc(row['text'])}</td>"
-        f"<td>{esc(row['share'])}</td></tr>"
+        f"<td>{esc(row['share'])}</td>"
+        + (f"<td>{esc(row['before'])}</td><td>{esc(row['delta'])}</td>" if comparing else "")
+        + "</tr>"
         for row in group["by_type"]
     )
+    extra = "<th>Before</th><th>Δ (after minus before)</th>" if comparing else ""
     return (
         f'<table class="by-type" data-group-id="{group["id"]}"><caption>By module type in '
         f"{esc(group['label'])}: own values of every call of a type added up, largest first (a type "
         "with an incomplete call is a lower bound)</caption><thead><tr><th>Module type</th><th>Calls</th>"
-        f"<th>Own value, all calls</th><th>% of model total</th></tr></thead><tbody>{body}</tbody></table>"
+        f"<th>Own value, all calls</th><th>% of model total</th>{extra}</tr></thead>"
+        f"<tbody>{body}</tbody></table>"
     )
 
 

@@ -107,35 +107,70 @@ def top_change(group: Mapping[str, Any], node: Mapping[str, Any], call: Mapping[
     }
 
 
-def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Own values summed per module type, largest first (issue 23): where a model's cost sits by kind.
-
-    Like the table's folded rows, identical calls add up into one line with their count. Only calls
-    in this group count; a type with an incomplete call reads as a lower bound (``≥``), and a type
-    whose calls are all unknown is listed last as unknown, never as zero.
-    """
+def _type_sums(group: Mapping[str, Any], field: str) -> dict[str, dict[str, Any]]:
+    """Per module type: in-group calls, known sum, incomplete calls and first (forward) position."""
     types: dict[str, dict[str, Any]] = {}
     for position, node in enumerate(group["nodes"]):
-        for call in node["calls"]:
+        for call in node[field]:
             if not call["in_group"]:
                 continue
             entry = types.setdefault(
-                node["type"],
-                {"type": node["type"], "calls": 0, "known": 0, "incomplete": 0, "first": position},
+                node["type"], {"calls": 0, "known": 0, "incomplete": 0, "first": position}
             )
             entry["calls"] += 1
             result = call["result"]
             if result["status"] != "complete":
                 entry["incomplete"] += 1
             entry["known"] += result["known_value"] or 0
+    return types
+
+
+def _type_change(
+    after: Mapping[str, Any] | None, before: Mapping[str, Any] | None, unit: str
+) -> dict[str, str]:
+    """Before and Δ cells of a by-type row; a type one side never called contributes an exact 0."""
+    if before is None:
+        before_text = "not called"
+    elif before["incomplete"]:
+        before_text = f"≥ {short_number(before['known'])} {unit}"
+    else:
+        before_text = f"{short_number(before['known'])} {unit}"
+    if (after or {}).get("incomplete") or (before or {}).get("incomplete"):
+        return {"before": before_text, "delta": "delta unknown (a side is not complete)"}
+    now, then = (after or {}).get("known", 0), (before or {}).get("known", 0)
+    return {"before": before_text, "delta": short_delta(now - then, unit, then if before else None)}
+
+
+def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Own values summed per module type, largest first (issue 23): where a model's cost sits by kind.
+
+    Like the table's folded rows, identical calls add up into one line with their count. Only calls
+    in this group count; a type with an incomplete call reads as a lower bound (``≥``), and a type
+    whose calls are all unknown is listed last as unknown, never as zero. When comparing, each row
+    also gives the baseline's sum and the change, and types only the baseline called are listed.
+    """
+    types = _type_sums(group, "calls")
+    before = _type_sums(group, "before_calls") if group["comparison"] else {}
+    unit = group["unit"]
+    empty = {"calls": 0, "known": 0, "incomplete": 0, "first": 0}
     rows = []
-    for entry in sorted(
-        types.values(), key=lambda e: (e["incomplete"] == e["calls"], -e["known"], e["first"])
-    ):
-        known, unit = entry["known"], group["unit"]
-        if entry["incomplete"] == entry["calls"] and not known:
-            text, share = "unknown", "unknown"
+    order = sorted(
+        set(types) | set(before),
+        key=lambda t: (
+            t not in types,
+            types.get(t, empty)["incomplete"] == types.get(t, empty)["calls"],
+            -types.get(t, empty)["known"],
+            (types.get(t) or before[t])["first"],
+        ),
+    )
+    for name in order:
+        entry = types.get(name)
+        if entry is None:
+            text, share, calls = "not called", "—", 0
+        elif entry["incomplete"] == entry["calls"] and not entry["known"]:
+            text, share, calls = "unknown", "unknown", entry["calls"]
         else:
+            known, calls = entry["known"], entry["calls"]
             value = short_number(known)
             text = (
                 f"{value} {unit}"
@@ -147,7 +182,10 @@ def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[d
                 share = "unknown"  # a lower bound over a lower bound bounds nothing
             elif entry["incomplete"] and share[:1].isdigit():
                 share = "≥ " + share
-        rows.append({"type": entry["type"], "calls": entry["calls"], "text": text, "share": share})
+        row: dict[str, Any] = {"type": name, "calls": calls, "text": text, "share": share}
+        if group["comparison"]:
+            row.update(_type_change(entry, before.get(name), unit))
+        rows.append(row)
     return rows
 
 

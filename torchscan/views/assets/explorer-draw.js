@@ -124,12 +124,16 @@
   function drawByType(group) {
     if (!group.by_type.length) { return null; }
     var rows = group.by_type.map(function (row) {
-      return el("tr", {}, [el("td", {}, [row.type || "structural"]), el("td", {}, [String(row.calls)]),
-        el("td", {}, [row.text]), el("td", {}, [row.share])]);
+      var cells = [el("td", {}, [row.type || "structural"]), el("td", {}, [String(row.calls)]),
+        el("td", {}, [row.text]), el("td", {}, [row.share])];
+      if (group.comparison) { cells.push(el("td", {}, [row.before])); cells.push(el("td", {}, [row.delta])); }
+      return el("tr", {}, cells);
     });
+    var heads = ["Module type", "Calls", "Own value, all calls", "% of model total"];
+    if (group.comparison) { heads = heads.concat(["Before", "Δ (after minus before)"]); }
     return el("table", { "class": "by-type", "data-group-id": group.id }, [
       el("caption", {}, ["By module type in " + group.label + ": own values of every call of a type added up, largest first (a type with an incomplete call is a lower bound)"]),
-      el("thead", {}, [el("tr", {}, ["Module type", "Calls", "Own value, all calls", "% of model total"].map(function (h) { return el("th", {}, [h]); }))]),
+      el("thead", {}, [el("tr", {}, heads.map(function (h) { return el("th", {}, [h]); }))]),
       el("tbody", {}, rows)]);
   }
   function drawRanking(view, group, total) {
