@@ -97,6 +97,8 @@ def test_default_table_marks_incomplete_cells_and_escapes_names(report: dict[str
     assert "Module FLOPs (formula): known ≥" in text
     assert "(×3) 0 … 2" in text
     assert "custom_modules={example.models.Opaque: ModuleHandler(...)}" in text
+    assert text.splitlines()[4].startswith("Net ")  # the root by its class name as written
+    assert max(len(line) for line in text.splitlines()) <= 120
 
 
 def _additive(report: dict[str, Any], indices: list[int], name: str) -> int:
@@ -126,27 +128,77 @@ def test_column_totals_equal_the_sum_of_rows(report: dict[str, Any], depth: int,
     assert self_sum == report["totals"]["operator_flops"]["known_value"]
 
 
-def test_printed_parameter_column_sums_to_the_total(report: dict[str, Any]) -> None:
-    text = format_table(report, max_depth=1, col_names=["params"])
+def _body(text: str) -> list[list[str]]:
+    """Table body rows (between the ``===`` rules), cells split on runs of two spaces."""
     lines = text.splitlines()
-    body = lines[3 : lines.index("=" * len(lines[0]), 3)]
-    printed = [int(line.split("  ")[-1].strip().removesuffix(" Σ").replace(",", "")) for line in body]
-    assert sum(printed) == report["totals"]["parameters"]["value"] == 590
+    rules = [i for i, line in enumerate(lines) if line.startswith("=")]
+    cut = lines[1].index("Type")  # the Layer column keeps its tree glyphs in one cell
+    return [
+        [line[:cut].strip()] + [c.strip() for c in line[cut:].split("  ") if c.strip()]
+        for line in lines[rules[0] + 1 : rules[1]]
+    ]
+
+
+def test_inclusive_and_own_parameter_columns(report: dict[str, Any]) -> None:
     # 590 = stem 3*4*9+4 (112) + 3 blocks x (conv 4*4*9+4 = 148, bn 2*4 = 8) + head 4*2+2 (10)
+    rows = _body(format_table(report, fold=False, col_names=["params", "params_self"]))
+    assert rows[0] == ["Net", "Net", "590", "0"]  # the root includes every call it made
+    assert rows[2] == ["├─ blocks", "Sequential", "468", "0"]  # 3 x (148 + 8)
+    assert rows[3] == ["│  ├─ 0", "Block", "156", "0"]
+    assert rows[4] == ["│  │  ├─ conv", "Conv2d", "148", "148"]
+    # own counts partition the total: each tensor is first attributed to exactly one call
+    assert sum(int(row[3].replace(",", "")) for row in rows) == report["totals"]["parameters"]["value"]
+
+
+def test_a_fold_row_shows_one_block_with_its_inclusive_costs(report: dict[str, Any]) -> None:
+    rows = _body(format_table(report, col_names=["params", "macs", "macs_self"]))
+    block = next(row for row in rows if row[0].endswith("(×3) 0 … 2"))
+    # One Block: conv 4*8*8 = 256 outputs x 36 terms = 9,216 MACs, bn 512, relu 0; the block's own
+    # residual add has no multiply-accumulate. The fold row shows one block, not the sum of three.
+    assert block[1:] == ["Block", "156", "9.73 k", "0"]
+    conv = next(row for row in rows if row[0].endswith("conv"))
+    assert conv[1:] == ["Conv2d", "148", "9.22 k", "9.22 k"]
+    blocks = next(row for row in rows if row[0].endswith("blocks"))
+    assert blocks[1:] == ["Sequential", "468", "29.18 k", "-"]  # its three blocks; no own formula
+
+
+def test_percent_columns_are_shares_of_inclusive_values() -> None:
+    net = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.ReLU()))
+    report = json.loads(json.dumps(crawl_module(net, (4,))))
+    rows = _body(format_table(report, col_names=["module_flops", "module_flops_percent"]))
+    # Linear(4, 4) on 4 inputs: 4 outputs x (2*4 - 1 + 1) = 32 FLOPs; ReLU 4: total 68.
+    assert [row[2:] for row in rows] == [
+        ["68", "100.00 %"],
+        ["32", "47.06 %"],
+        ["36", "52.94 %"],
+        ["32", "47.06 %"],
+        ["4", "5.88 %"],
+    ]
 
 
 def test_every_column_renders(report: dict[str, Any]) -> None:
-    text = format_table(report, col_names=list(COLUMNS))
-    for header in COLUMNS.values():
-        assert header in text
+    text = format_table(report, col_names=list(COLUMNS), width=400)
+    header = text.splitlines()[1:3]
+    for label in COLUMNS.values():
+        top, _, bottom = label.rpartition(" ") if label.split()[-1] in ("incl.", "own") else (label, "", "")
+        assert (top or label).split()[0] in header[0]
+        assert bottom in header[1]
+    assert "Op FLOPs" in header[0] and "own" in header[1] and "incl." in header[1]
 
 
-def test_folded_rows_sum_identical_blocks(report: dict[str, Any]) -> None:
+def test_folded_rows_stand_for_identical_blocks(report: dict[str, Any]) -> None:
     rows = RowModel(report["layers"]).rows(3)
     folded = next(row for row in rows if row.fold == 3 and row.name.startswith("(×3)"))
     assert [report["layers"][i]["path"] for i in folded.layers] == ["blocks.0", "blocks.1", "blocks.2"]
-    conv = next(row for row in rows if row.name == "conv (×3)")
-    # Each conv: 4*8*8 = 256 outputs x 4*3*3 = 36 terms = 9,216 MACs; the row sums the 3 blocks.
+    assert [report["layers"][i]["path"] for i in folded.subtree] == [
+        "blocks.0",
+        "blocks.0.conv",
+        "blocks.0.bn",
+        "blocks.0.relu",
+    ]
+    conv = next(row for row in rows if row.name == "conv")
+    # Each conv: 4*8*8 = 256 outputs x 4*3*3 = 36 terms = 9,216 MACs; the partition still assigns
+    # every block's conv call to this one row.
     assert _additive(report, conv.assigned, "macs") == 3 * 9216
     unfolded = RowModel(report["layers"], fold=False).rows(3)
     assert len(unfolded) == len(report["layers"])
@@ -206,15 +258,18 @@ class Looped(nn.Module):
 
 def test_hidden_calls_of_an_uncalled_container_are_summed_into_the_root() -> None:
     report = json.loads(json.dumps(crawl_module(Looped(), (4,))))
-    text = format_table(report, max_depth=1, col_names=["params", "module_flops"])
-    rows = [line.split("  ") for line in text.splitlines()[3:7]]
-    cells = [[cell.strip() for cell in row if cell.strip()] for row in rows]
-    # Each Linear(4, 4): 20 params, 4 outputs x (2*4 - 1 + 1 bias) = 32 FLOPs; LayerNorm(4) 34;
-    # ReLU 4 per call. The root carries the three hidden Linear calls: 60 params, 96 FLOPs.
-    assert cells == [
-        ["looped", "Looped", "60 Σ", "96 Σ"],
-        ["├─ norm", "LayerNorm", "8", "34"],
-        ["├─ shared", "ReLU", "0", "4"],
-        ["└─ (×2) shared #1 … shared #2", "ReLU", "0", "8"],
+    text = format_table(report, max_depth=1, col_names=["params", "module_flops", "params_self"])
+    # Each Linear(4, 4): 20 params, 4 outputs x (2*4 - 1 + 1 bias) = 32 FLOPs; LayerNorm(4) 8
+    # params, 34 FLOPs; ReLU 4 per call. The root includes everything: 68 params, 142 FLOPs; a
+    # fold row shows one of its calls.
+    assert _body(text) == [
+        ["Looped", "Looped", "68", "142", "0"],
+        ["├─ norm", "LayerNorm", "8", "34", "8"],
+        ["├─ shared", "ReLU", "0", "4", "0"],
+        ["└─ (×2) shared #1 … shared #2", "ReLU", "0", "4", "0"],
     ]
+    assert (
+        "calls deeper than depth 1 are in their ancestors' incl. cells (max_depth=2 shows them)"
+        in " ".join(text.split())
+    )
     assert report["totals"]["module_flops"]["value"] == 96 + 34 + 4 + 8 == 142
