@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from torchscan.cli import files
+from torchscan.cli import errors, files
 from torchscan.cli import format as fmt
 from torchscan.cli import hardware as hw
 from torchscan.cli.parser import build_parser
@@ -122,7 +122,10 @@ def _load_model(
     hardware = getattr(args, "hardware", None)
     args.hardware_facts = hw.load_hardware(hardware) if hardware is not None else None
     files.check_outputs(outputs, [target.source_file, Path(hardware) if hardware is not None else None])
-    with targets.build_context(spec.device) if meta_build else contextlib.nullcontext():
+    with (
+        targets.build_context(spec.device) if meta_build else contextlib.nullcontext(),
+        errors.model_build(args.target, target.obj, args.traceback),
+    ):
         model = targets.instantiate(target, factory_kwargs)
     if spec.device is not None:
         model.to(spec.device)
@@ -151,6 +154,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _model_call(args: argparse.Namespace, spec: InputSpec) -> contextlib.AbstractContextManager[None]:
+    """Errors the model raises on its inputs: one line with a hint, exit 2 (issue 23 item 6)."""
+    return errors.model_call(args.target, spec.shapes, args.dtype, args.traceback)
+
+
 def _cmd_scan(args: argparse.Namespace) -> int:
     import io
 
@@ -158,21 +166,17 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     table = io.StringIO()  # printed once the status line is gone, so the two never interleave
     with status_line(f"loading {args.target} …") as status:
         _target, model, spec = _load_model(args)
-        from torchscan import IncompleteAnalysisError, summary
+        from torchscan import IncompleteAnalysisError, crawl_module
+        from torchscan.views.table import format_table
 
         if status is not None:
             status.set(f"analysing {args.target} …")
-        with contextlib.redirect_stdout(table):
+        with contextlib.redirect_stdout(table), _model_call(args, spec):
             try:
-                report = summary(
+                report = crawl_module(
                     model,
                     spec.api_shape(),
-                    max_depth=args.max_depth,
-                    col_names=args.columns,
-                    fold=args.fold,
-                    receptive_field=args.receptive_field,
-                    effective_rf_stats=args.effective_rf_stats,
-                    dtype=spec.dtypes,
+                    spec.dtypes,
                     device=spec.device,
                     strict=args.strict,
                     mode=args.mode,
@@ -180,7 +184,17 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                 )
             except IncompleteAnalysisError as error:
                 incomplete, report = error, error.report
-    _human_stream(args).write(table.getvalue())
+    # summary()'s table, with its hints spelled for this command line (--max-depth, --no-fold)
+    text = format_table(
+        report,
+        max_depth=args.max_depth,
+        col_names=args.columns,
+        fold=args.fold,
+        receptive_field=args.receptive_field,
+        effective_rf_stats=args.effective_rf_stats,
+        spelling="cli",
+    )
+    _human_stream(args).write(table.getvalue() + text + "\n")
     for line in hw.hardware_lines(report):
         print(line, file=_human_stream(args))
     if args.json is not None:
@@ -227,7 +241,10 @@ def _cmd_flops(args: argparse.Namespace) -> int:
             with torch.no_grad():
                 model(*inputs)
 
-    with contextlib.redirect_stdout(_human_stream(args)):  # keep `--json -` parseable
+    with (
+        contextlib.redirect_stdout(_human_stream(args)),
+        _model_call(args, spec),
+    ):  # keep `--json -` parseable
         report = measure_flops(workload)
     what = hw.TRAIN_STEP if args.train else "one eval/no-grad forward"
     print(fmt.flop_report(report, f"operator FLOPs of {args.target}: {what}"), file=_human_stream(args))
@@ -251,7 +268,10 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         if args.train
         else memory.inference_workload(model, inputs)
     )
-    with contextlib.redirect_stdout(_human_stream(args)):  # keep `--json -` parseable
+    with (
+        contextlib.redirect_stdout(_human_stream(args)),
+        _model_call(args, spec),
+    ):  # keep `--json -` parseable
         report = measure_memory(workload, device=spec.device, modules=model)
     what = hw.TRAIN_STEP if args.train else memory.INFERENCE
     print("\n".join(memory.memory_lines(report, args.target, what)), file=_human_stream(args))
@@ -295,7 +315,7 @@ def _cmd_latency(args: argparse.Namespace) -> int:
             "min_repeats": args.min_repeats,
             "progress": progress,
         }
-        with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args)):
+        with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args)), _model_call(args, spec):
             if args.hardware_facts is None:
                 report: Any = measure_latency(workload, **settings)
             else:  # utilization needs the operator FLOPs too: a separate counting pass after the timing
