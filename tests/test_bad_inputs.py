@@ -81,6 +81,10 @@ def _memory(**kwargs: Any) -> Callable[[_Probe, Callable[[], Any]], object]:
     return _api("measure_peak_memory", **kwargs)
 
 
+def _ledger(**kwargs: Any) -> Callable[[_Probe, Callable[[], Any]], object]:
+    return lambda _model, work: torchscan.measure_memory(work, **kwargs)
+
+
 def _metric(**kwargs: Any) -> Callable[[_Probe, Callable[[], Any]], object]:
     options = {"status": "complete", "value": 1, "unit": "FLOPs", "scope": "model", "method": "m", **kwargs}
     return lambda _model, _work: torchscan.metric_result(**options)
@@ -206,6 +210,16 @@ def _hardware_free_cases() -> dict[str, Bad]:
         "memory-workload-not-callable": Bad(
             lambda _m, _w: torchscan.measure_peak_memory(None, device="cpu"), TypeError, "workload"
         ),
+        # --- measure_memory (memory.md) -----------------------------------------------------------
+        "ledger-workload-not-callable": Bad(
+            lambda _m, _w: torchscan.measure_memory(None), TypeError, "workload"
+        ),
+        "ledger-device-bogus": Bad(_ledger(device="bogus"), ValueError, "device"),
+        "ledger-device-int": Bad(_ledger(device=1), TypeError, "device"),
+        "ledger-modules-str": Bad(_ledger(modules="fc"), TypeError, "modules"),
+        "ledger-modules-empty": Bad(_ledger(modules=()), ValueError, "modules"),
+        "ledger-timeline-int": Bad(_ledger(timeline=1), TypeError, "timeline"),
+        "ledger-progress-str": Bad(_ledger(progress="yes"), TypeError, "progress"),
         # --- measure_peak_rss ---------------------------------------------------------------------
         "rss-command-str": Bad(lambda _m, _w: torchscan.measure_peak_rss("true"), TypeError, "command"),
         "rss-command-empty": Bad(lambda _m, _w: torchscan.measure_peak_rss([]), ValueError, "command"),

@@ -234,6 +234,11 @@ def test_peak_inside_a_module_names_the_call() -> None:
     # The Linear output (256 bytes), the repeat (256,000) and the sum (4 floats) at the sum's boundary.
     assert report["at_peak"]["by_category"]["temporaries"]["value"] == 256 + 256_000 + 16
     assert report["by_phase"]["backward"]["status"] == "unavailable"
+    # Parameters 272 floats (1,088 bytes) and x (256) before; the Linear adds its 256-byte output.
+    assert report["baseline"]["value"] == 1088 + 256
+    peaks = {m["path"]: m["peak_inside"]["value"] for m in report["by_module"]}
+    assert peaks == {"": report["peak"]["value"], "0": 1088 + 256 + 256, "1": report["peak"]["value"]}
+    assert report["peak"]["value"] == 1088 + 256 + 256 + 256_000 + 16
 
 
 def test_timeline_is_decimated_with_the_peak_kept() -> None:
@@ -339,3 +344,65 @@ def test_saved_outputs_are_not_kept_alive_without_backward() -> None:
     gc.collect()
     assert refs[0]() is None  # freed with its graph, as without the ledger
     assert report["at_peak"]["by_category"]["activations"]["value"] == 32
+
+
+def test_value_dependent_sizes_on_fake_tensors_are_partial() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    with FakeTensorMode(shape_env=ShapeEnv()):
+        x = torch.randn(16)
+        report = _checked(measure_memory(lambda: x.nonzero() * 2))
+    assert [d["code"] for d in report["diagnostics"]] == ["data_dependent_operator"]
+    assert "nonzero" in report["diagnostics"][0]["message"]
+    assert report["peak"]["status"] == "partial"
+    assert report["peak"]["known_value"] == 64  # x itself; the nonzero outputs have no known size
+    assert all(r["status"] == "partial" for r in report["at_peak"]["by_category"].values())
+
+
+def test_checkpoint_inputs_are_the_only_activations_of_a_checkpointed_block() -> None:
+    torch.manual_seed(0)
+    first = nn.Linear(16, 32)
+    block = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32))
+    x = torch.randn(4, 16)
+
+    def step() -> None:
+        hidden = first(x)  # saved by nothing but the checkpoint (x and the weight are not activations)
+        checkpoint(block, hidden, use_reentrant=False).sum().backward()
+
+    report = _checked(measure_memory(step))
+    assert report["diagnostics"] == []
+    assert _last(report, "forward")["activations"] == 4 * 32 * 4  # the block's input, exactly
+    assert report["by_phase"]["recompute"]["status"] == "complete"
+
+
+def test_tiny_llama_training_step_is_identical_on_cpu_and_meta() -> None:
+    transformers = pytest.importorskip("transformers")
+
+    def build() -> nn.Module:
+        torch.manual_seed(0)
+        config = transformers.LlamaConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            vocab_size=64,
+            attn_implementation="eager",  # SDPA picks a fused kernel on CPU and the math path on meta
+        )
+        return transformers.LlamaForCausalLM(config)  # type: ignore[no-any-return]
+
+    reports = []
+    for device in ("cpu", "meta"):
+        model = build() if device == "cpu" else build().to("meta")
+        ids = torch.zeros(1, 8, dtype=torch.int64, device=device)
+        optimizer = torch.optim.AdamW(model.parameters())
+
+        def step() -> None:
+            model(ids).logits.sum().backward()  # noqa: B023
+            optimizer.step()  # noqa: B023
+            optimizer.zero_grad()  # noqa: B023
+
+        reports.append(_checked(measure_memory(step, modules=model)))
+    assert reports[0]["diagnostics"] == [] and reports[1]["diagnostics"] == []
+    assert _figures(reports[0]) == _figures(reports[1])

@@ -148,3 +148,25 @@ def test_disabled_saved_tensor_hooks_fail_cleanly() -> None:
         measure_memory(lambda: ran.append(1), modules=model)
     assert ran == []
     assert _global_state(params) == before
+
+
+def test_cuda_allocator_deltas_plumbing_with_stub_counters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arithmetic of the CUDA allocator figures on stub counters (plumbing only: no hardware evidence)."""
+    from torchscan.measure import memory as memory_module
+
+    counters = {"allocated": 1000, "reserved": 4096, "max_allocated": 0, "max_reserved": 0}
+    calls: list[str] = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append("sync"))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: counters["allocated"])
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: counters["reserved"])
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device=None: calls.append("reset"))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: counters["max_allocated"])
+    monkeypatch.setattr(torch.cuda, "max_memory_reserved", lambda device=None: counters["max_reserved"])
+    start, finish = memory_module._cuda_figures("cuda:0")
+    start()
+    counters.update(max_allocated=1500, max_reserved=6144)
+    figures = finish()
+    assert calls == ["sync", "reset", "sync"]
+    assert figures["max_allocated_delta"]["value"] == 500
+    assert figures["max_reserved_delta"]["value"] == 2048
+    assert figures["max_reserved_delta"]["method"] == "torch.cuda.max_memory_reserved"

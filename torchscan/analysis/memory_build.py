@@ -54,8 +54,10 @@ class _Sums:
         self.samples = samples
         self.deltas: list[list[int]] = [[0] * (samples + 1) for _ in CATEGORIES]
         for record in records:
+            if record.created > samples:  # made after the last boundary: never live at one
+                continue
             row = self.deltas[record.category]
-            row[min(record.created, samples)] += record.nbytes
+            row[record.created] += record.nbytes
             if record.freed is not None and record.freed <= samples:
                 row[record.freed] -= record.nbytes
         self.total: list[int] = []

@@ -266,8 +266,8 @@ class StorageLedger(TorchDispatchMode):
 
     # --- observation --------------------------------------------------------------------------
 
-    def _see(self, tensor: torch.Tensor, *, output: bool) -> StorageRecord | None:
-        """The record of ``tensor``'s storage, created on first sight."""
+    def _see(self, tensor: torch.Tensor, *, output: bool, created: int | None = None) -> StorageRecord | None:
+        """The record of ``tensor``'s storage, created on first sight (live from sample ``created``)."""
         if type(tensor) not in self._plain:
             if not is_lazy(tensor):  # a lazy parameter has no storage until it is materialised
                 self.subclasses.add(type(tensor).__name__)
@@ -279,7 +279,7 @@ class StorageLedger(TorchDispatchMode):
         key = id(storage)
         record = self.live.get(key)
         if record is not None:
-            if output and record.nbytes != storage.nbytes():  # resized in place: a new size from now
+            if output and record.nbytes != self._size(storage):  # resized in place: a new size from now
                 self._close(record, self.event)
                 self.live.pop(key, None)
                 record = self._open(storage, key, self.event, record.category, False)
@@ -290,9 +290,12 @@ class StorageLedger(TorchDispatchMode):
         if known is not None and known() is storage:
             record = self._open(storage, key, 0, INPUTS, True)
         else:
-            if not output:
+            first = max(self.event, 1) if created is None else created
+            record = self._open(storage, key, first, TEMPORARIES, False)
+            # An empty storage made outside the mode (``torch.tensor([], device="meta")`` is not
+            # dispatched) hides no bytes: nothing to flag.
+            if not output and record.nbytes:
                 self.untracked += 1
-            record = self._open(storage, key, max(self.event, 1), TEMPORARIES, False)
         self.dtypes.add(str(tensor.dtype).removeprefix("torch."))
         if tensor.dim() or tensor.device.type != "cpu":  # CPU scalars mix with every device
             self.devices.add(str(tensor.device))
@@ -301,11 +304,22 @@ class StorageLedger(TorchDispatchMode):
         return record
 
     def _open(self, storage: Any, key: int, created: int, category: int, preexisting: bool) -> StorageRecord:
-        record = StorageRecord(int(storage.nbytes()), created, category, self.calls.current, preexisting)
+        record = StorageRecord(self._size(storage), created, category, self.calls.current, preexisting)
         record.ref = weakref.ref(storage, functools.partial(self._freed, key))
         self.records.append(record)
         self.live[key] = record
         return record
+
+    def _size(self, storage: Any) -> int:
+        """``nbytes()`` as an int; a size that depends on values (an unbacked symbol) counts 0, flagged."""
+        size = storage.nbytes()
+        if type(size) is int:
+            return size
+        try:
+            return int(size)  # a fake tensor's symbolic size with a known hint
+        except (RuntimeError, TypeError, ValueError):  # data-dependent: no number to count
+            self.data_dependent.add("symbolic storage size")
+            return 0
 
     def _close(self, record: StorageRecord, gone: int) -> None:
         record.freed = gone
@@ -328,14 +342,21 @@ class StorageLedger(TorchDispatchMode):
             return func(*args, **kwargs)
         if kind == _DATA_DEPENDENT and self._on_meta(args):
             self.data_dependent.add(str(func.overloadpacket.__name__))
+        if kind == _LIFT:
+            # ``torch.tensor(...)`` builds its tensor outside dispatch, then lifts it (not on every
+            # device: ``torch.tensor(x, device="meta")`` is never lifted). Not an operator boundary of
+            # the program, so CPU and meta runs keep the same events: the lifted output (the same
+            # storage, or a fake tensor's own) is live from the next boundary on.
+            out = func(*args, **kwargs)
+            for value in _tensors((out,), ()):
+                self._see(value, output=True, created=self.event + 1)
+            return out
         out = func(*args, **kwargs)
         self.event += 1
         self.phases.append(current_phase(self.tally.optimizer_depth))
         self.sample_calls.append(self.calls.current if threading.get_ident() == self._thread else -1)
         self._check_saved_hooks()
-        # ``torch.tensor(...)`` builds its tensor outside dispatch, then lifts it: the lifted output
-        # (the same storage, or a fake tensor's own under FakeTensorMode) is what was created here.
-        for value in () if kind == _LIFT else _tensors(args, kwargs.values()):
+        for value in _tensors(args, kwargs.values()):
             self._see(value, output=False)
         for value in _tensors((out,), ()):
             self._see(value, output=True)
