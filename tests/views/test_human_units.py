@@ -1,0 +1,63 @@
+"""Issue 23 item 5: human units in views (views/text.py), never e-notation."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from torchscan.views.text import duration, fixed, human, human_delta, human_result, percent, relative
+
+E_NOTATION = re.compile(r"\d[eE][+-]?\d")
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (0.000149641, "seconds", "149.6 µs"),
+        (0.0123456, "seconds", "12.35 ms"),
+        (2.5, "seconds", "2.5 s"),
+        (12345.6, "seconds", "12,346 s"),
+        (4e-9, "seconds", "4 ns"),
+        (0.198953, "ratio", "19.9 %"),
+        (1.98953e10, "FLOPs/s", "19.9 GFLOP/s"),
+        (3.2e12, "FLOPs/s", "3.2 TFLOP/s"),
+        (22_403_652_352, "FLOPs", "22.4 GFLOPs"),
+        (999, "FLOPs", "999 FLOPs"),
+        (170_507.4, "samples/s", "170,507 samples/s"),
+        (1.705e5, "items/s", "170,500 items/s"),
+        (3 * 1024**2, "bytes", "3 MiB"),
+        (512, "bytes", "512 B"),
+        (3e-5, "elements", "0.00003 elements"),
+    ],
+)
+def test_human(value: float, unit: str, text: str) -> None:
+    assert human(value, unit) == text
+    assert not E_NOTATION.search(text)
+
+
+def test_deltas_carry_sign_and_percent() -> None:
+    assert human_delta(-3.96022e-06, "seconds", 0.000149641) == "-3.96 µs (-2.65 %)"
+    assert human_delta(-11_200_742_400, "FLOPs", 22_403_652_352) == "-11.2 GFLOPs (-50 %)"
+    assert human_delta(5, "FLOPs") == "+5 FLOPs"
+    assert human_delta(5, "FLOPs", 0) == "+5 FLOPs"
+    assert relative(0, 7) == "+0 %"
+    assert relative(1, None) is None
+
+
+def test_fixed_never_uses_e_notation() -> None:
+    for value in (1e-12, 1.5e-7, 1e20, 123456789.123, -0.000042):
+        assert not E_NOTATION.search(fixed(value)), fixed(value)
+    assert fixed(1e20) == "100,000,000,000,000,000,000"
+    assert fixed(0) == "0" and fixed(float("inf")) == "beyond the float range"
+    assert duration(0) == "0 ns" and percent(1) == "100 %"
+
+
+def test_results_keep_their_status() -> None:
+    def result(status: str, value: float | None, known: float | None) -> dict:
+        return {"status": status, "value": value, "known_value": known, "unit": "seconds"}
+
+    assert human_result(result("complete", 0.5, 0.5)) == "500 ms"
+    assert human_result(result("partial", None, 0.25)) == "at least 250 ms (lower bound; full value unknown)"
+    assert human_result(result("unavailable", None, None)) == "unknown"
+    assert human_result(None) == "unknown"
