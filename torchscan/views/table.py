@@ -14,8 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from torchscan.views.diagnostic_groups import escape_control, format_groups, group_diagnostics
+from torchscan.views.diagnostic_groups import (
+    escape_control,
+    format_groups,
+    informational_line,
+    summarize_diagnostics,
+)
 from torchscan.views.memory_text import human_bytes
+from torchscan.views.method_note import method_note
 from torchscan.views.table_layout import GAP, TABLE_WIDTH, fit, shorten_shape, wrap
 from torchscan.views.table_rows import RowModel, TableRow
 
@@ -310,8 +316,16 @@ class _Cells:
 
 # How the footer's hints are spelled: for the Python API or for the ``torchscan`` command line.
 _SPELLINGS = {
-    "python": {"max_depth": "max_depth={}", "fold": "fold=False"},
-    "cli": {"max_depth": "--max-depth {}", "fold": "--no-fold"},
+    "python": {
+        "max_depth": "max_depth={}",
+        "fold": "fold=False",
+        "receptive_field": "summary(..., receptive_field=True) shows them",
+    },
+    "cli": {
+        "max_depth": "--max-depth {}",
+        "fold": "--no-fold",
+        "receptive_field": "--receptive-field shows them",
+    },
 }
 
 
@@ -388,7 +402,9 @@ def format_table(
     lines.append("=" * len(rule))
     lines += [GAP.join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
     lines.append("=" * len(rule))
-    footer = _footer(report, rows, depth, model.deepest, fold, _SPELLINGS[spelling])
+    footer = _footer(
+        report, rows, depth, model.deepest, fold, _SPELLINGS[spelling], receptive_field or effective_rf_stats
+    )
     if memory is not None:
         footer += MEMORY_NOTE.splitlines()
     for line in footer:
@@ -439,7 +455,13 @@ def _footer(
     deepest: int,
     fold: bool,
     spelled: Mapping[str, str],
+    geometry: bool = False,
 ) -> list[str]:
+    """Parameter and cost totals, what the rows stand for, then the diagnostics (issue 23 item 1).
+
+    Only diagnostics about requested metrics are counted and grouped; those about the receptive
+    field when ``geometry`` (its columns) was not asked for fold into one informational line.
+    """
     totals = report["totals"]
     trainable = totals["trainable_parameters"]["value"]
     frozen = totals["frozen_parameters"]["value"]
@@ -468,22 +490,30 @@ def _footer(
             result = totals[name]
             text = "not requested" if result["method"] == "not_requested" else format_metric(result)
             lines.append(f"{label}: {text}")
+            if name == "operator_flops":
+                note = method_note(report)  # issue 23 item 7: what the method label means
+                if note is not None:
+                    lines.append(f"  {note}")
     lines.append(_rows_line(report, rows, depth, deepest, fold, spelled))
     lines.append(
         "Columns: incl. counts the row's call and every call it made (once each); own counts the call alone."
     )
-    count = len(report["diagnostics"])
+    summary = summarize_diagnostics(report, receptive_field=geometry)
+    informational = informational_line(summary, spelled["receptive_field"])
+    count, groups = summary["count"], summary["groups"]
     if not count:
         lines.append("Diagnostics: 0")
-        return lines
-    groups = group_diagnostics(report)
-    incomplete = any(
-        result["status"] != "complete" and result["method"] != "not_requested" for result in totals.values()
-    )
-    lines.append(
-        f"Diagnostics: {count} in {len(groups)} group(s)"
-        + ("; incomplete totals are lower bounds" if incomplete else "")
-        + " (count × code: subject [metrics] at paths -> what resolves it):"
-    )
-    lines += ["  " + line for line in format_groups(groups, DIAGNOSTIC_LINES)]
+    else:
+        incomplete = any(
+            result["status"] != "complete" and result["method"] != "not_requested"
+            for result in totals.values()
+        )
+        lines.append(
+            f"Diagnostics: {count} in {len(groups)} group(s)"
+            + ("; incomplete totals are lower bounds" if incomplete else "")
+            + " (count × code: subject [metrics] at paths -> what resolves it):"
+        )
+        lines += ["  " + line for line in format_groups(groups, DIAGNOSTIC_LINES)]
+    if informational is not None:
+        lines.append(informational)
     return lines
