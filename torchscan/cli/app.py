@@ -392,7 +392,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
             table = "\n".join(comparison_lines(diff))
         else:
-            table = fmt.comparison(diff)
+            table = _analysis_comparison(diff, before, after)
         saved = _dump(diff) if args.json is not None else None
     page = None
     if args.html is not None:
@@ -404,6 +404,21 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if page is not None:
         _write(args.html, page)
     return EXIT_OK
+
+
+def _analysis_comparison(diff: Any, before: Any, after: Any) -> str:
+    """The delta table, with added and removed calls as subtree roots (issue 23 item 3).
+
+    The totals and changed calls come from the shared text view; its per-call added/removed list
+    is replaced by one line per root (``encoder.layer.6#0 BertLayer (+16 call(s) inside; ...)``).
+    """
+    from torchscan.cli.compare_roots import root_lines
+
+    layers = diff["layers"]
+    text = fmt.comparison({**diff, "layers": {**layers, "added": [], "removed": []}})
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("layer calls: "))
+    return "\n".join(lines[:at] + root_lines(diff, before, after) + lines[at + 1 :])
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
