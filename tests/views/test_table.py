@@ -299,3 +299,27 @@ def test_hidden_calls_of_an_uncalled_container_are_summed_into_the_root() -> Non
         in " ".join(text.split())
     )
     assert report["totals"]["module_flops"]["value"] == 96 + 34 + 4 + 8 == 142
+
+
+class HalfUsed(nn.Module):
+    """Two Linear(4, 4) modules of which forward calls one: the other's parameters are at no call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used = nn.Linear(4, 4)
+        self.unused = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.used(x)
+
+
+def test_params_of_never_called_modules_count_at_the_root_and_bound_the_rest() -> None:
+    report = json.loads(json.dumps(crawl_module(nn.Sequential(HalfUsed()), (4,))))
+    text = format_table(report, col_names=["params", "trainable", "params_self"])
+    # Each Linear(4, 4): 4*4 + 4 = 20 parameters; the unused one's are in the total (40) only.
+    assert _body(text) == [
+        ["Sequential", "Sequential", "40", "True", "0"],
+        ["└─ 0", "HalfUsed", "≥ 20", "True", "0"],
+        ["└─ used", "Linear", "≥ 20", "True", "20"],
+    ]
+    assert "Params of modules never called: 20 (in the total and the root's incl. count;" in text

@@ -136,8 +136,9 @@ def _load_model(
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from torchscan import summary
+    from torchscan import crawl_module
     from torchscan.demo import DEMO_MODELS
+    from torchscan.views.table import format_table
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -146,7 +147,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     for name, build in DEMO_MODELS.items():
         model, shape = build()
         print(f"demo:{name}  input shape {(1, *shape)}")
-        report = summary(model, shape)
+        report = crawl_module(model, shape)
+        print(format_table(report, spelling="cli"))  # summary()'s table, hints in CLI spelling
         print()
         _write(str(out / f"{name}.json"), _dump(report))
         _write(str(out / f"{name}.html"), _render(report, "html", title=f"TorchScan demo: {name}"))

@@ -223,6 +223,11 @@ class _Cells:
         self.layers = report["layers"]
         self.totals = report["totals"]
         self.wrap_mode = wrap_mode
+        # Parameters of modules never called are in the total but at no call: the root (which holds
+        # every module) counts them; any other inclusive count may miss some, so it is a lower bound.
+        self.uncalled = self.totals["parameters"]["value"] - sum(
+            layer["parameters"]["trainable"] + layer["parameters"]["frozen"] for layer in self.layers
+        )
         self.saved = (
             {}
             if memory is None
@@ -239,8 +244,13 @@ class _Cells:
         layer = self.layers[row.layers[0]]
         if column == "output_shape":
             return _wrap(_shape(layer["output"]), self.wrap_mode)
+        if column in ("params", "trainable") and row.layers[0] == 0 and self.uncalled:
+            return self._root_params(column)
         if column in ("params", "params_self", "trainable"):
-            return self._params(row.layers[:1] if column == "params_self" else row.subtree, column)
+            alone = column == "params_self"
+            return self._params(
+                row.layers[:1] if alone else row.subtree, column, bound=not alone and self.uncalled > 0
+            )
         for metric, (inclusive, own) in _COSTS.items():
             if column == own:
                 return _si_cell(_combine(self.results(row.layers[:1], metric)))
@@ -254,18 +264,32 @@ class _Cells:
             return self._saved(row)
         return self._spatial(layer["metrics"].get(column))
 
-    def _params(self, indices: Sequence[int], column: str) -> str:
-        """Parameters first attributed to these calls (each tensor once, as in the total)."""
+    def _params(self, indices: Sequence[int], column: str, bound: bool = False) -> str:
+        """Parameters first attributed to these calls (each tensor once, as in the total).
+
+        ``bound``: some module was never called, and it may sit inside these calls' modules, so the
+        count is a lower bound (``≥``) and no parameter seen is not proof of none (``unknown``).
+        """
         params = [self.layers[i]["parameters"] for i in indices]
         trainable = sum(p["trainable"] for p in params)
         frozen = sum(p["frozen"] for p in params)
         count = trainable + frozen
         if column == "trainable":
             if count == 0:
-                return "-"
+                return "unknown" if bound else "-"
             return "True" if frozen == 0 else ("False" if trainable == 0 else "Partial")
         shared = " (shared)" if any(p["shared"] for p in params) else ""
-        return f"{count:,}{shared}"
+        return ("≥ " if bound else "") + f"{count:,}{shared}"
+
+    def _root_params(self, column: str) -> str:
+        """The root's inclusive parameters: the model's totals, never-called modules included."""
+        trainable = self.totals["trainable_parameters"]["value"]
+        frozen = self.totals["frozen_parameters"]["value"]
+        if column == "trainable":
+            if trainable + frozen == 0:
+                return "-"
+            return "True" if frozen == 0 else ("False" if trainable == 0 else "Partial")
+        return f"{self.totals['parameters']['value']:,}"
 
     def _saved(self, row: TableRow) -> str:
         """Saved activations of the row's call: the MemoryReport's figure already covers its children.
@@ -477,7 +501,10 @@ def _footer(
     )
     if attributed != totals["parameters"]["value"]:
         unattributed = totals["parameters"]["value"] - attributed
-        lines.append(f"Params of modules never called (in the total, in no row): {unattributed:,}")
+        lines.append(
+            f"Params of modules never called: {unattributed:,} (in the total and the root's incl. count; "
+            "other incl. counts may miss them: ≥)"
+        )
     lines.append("-" * 20)
     labels = {
         "module_flops": "Module FLOPs (formula)",
