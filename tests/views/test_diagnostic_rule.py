@@ -166,3 +166,16 @@ def test_a_real_report_with_complete_totals_has_no_warning() -> None:
     summary = summarize_diagnostics(report)
     assert (summary["count"], summary["informational_count"]) == (0, 1)
     assert incomplete_metrics(report) == []
+
+
+def test_a_requested_entry_borrows_the_class_path_of_an_informational_one() -> None:
+    report = {
+        "layers": [{"path": "o", "type": "Opaque"}],
+        "diagnostics": [
+            {**_entry("unsupported_module_metric", "receptive_field", "o"), "class_path": "pkg.mod.Opaque"},
+            _entry("unestimated_functional_work", "module_flops", "o", "Opaque ran aten.foo"),
+        ],
+    }
+    (group,) = summarize_diagnostics(report)["groups"]
+    assert group["class_path"] == "pkg.mod.Opaque"
+    assert group["action"] == "custom_modules={pkg.mod.Opaque: ModuleHandler(...)}"

@@ -6,7 +6,16 @@ import re
 
 import pytest
 
-from torchscan.views.text import duration, fixed, human, human_delta, human_result, percent, relative
+from torchscan.views.text import (
+    duration,
+    fixed,
+    human,
+    human_delta,
+    human_result,
+    percent,
+    relative,
+    scientific,
+)
 
 E_NOTATION = re.compile(r"\d[eE][+-]?\d")
 
@@ -41,14 +50,18 @@ def test_deltas_carry_sign_and_percent() -> None:
     assert human_delta(-11_200_742_400, "FLOPs", 22_403_652_352) == "-11.2 GFLOPs (-50 %)"
     assert human_delta(5, "FLOPs") == "+5 FLOPs"
     assert human_delta(5, "FLOPs", 0) == "+5 FLOPs"
-    assert relative(0, 7) == "+0 %"
+    assert relative(0, 7) == "0 %"
     assert relative(1, None) is None
 
 
 def test_fixed_never_uses_e_notation() -> None:
     for value in (1e-12, 1.5e-7, 1e20, 123456789.123, -0.000042):
         assert not E_NOTATION.search(fixed(value)), fixed(value)
-    assert fixed(1e20) == "100,000,000,000,000,000,000"
+    assert fixed(1e17) == "100,000,000,000,000,000"
+    assert (
+        fixed(1e20) == "1 × 10²⁰" and fixed(-1.7e308) == "-1.7 × 10³⁰⁸" and fixed(5e-324) == "4.941 × 10⁻³²⁴"
+    )
+    assert scientific(123456, 4) == "1.235 × 10⁵"
     assert fixed(0) == "0" and fixed(float("inf")) == "beyond the float range"
     assert duration(0) == "0 ns" and percent(1) == "100 %"
 
@@ -61,3 +74,30 @@ def test_results_keep_their_status() -> None:
     assert human_result(result("partial", None, 0.25)) == "at least 250 ms (lower bound; full value unknown)"
     assert human_result(result("unavailable", None, None)) == "unknown"
     assert human_result(None) == "unknown"
+
+
+def test_analysis_roofline_in_human_units() -> None:
+    import json
+
+    import torch
+
+    from torchscan import crawl_module
+    from torchscan.views.roofline_svg import _ratio_text, _tick, roofline_section
+
+    assert [_tick(p) for p in (-8, -2, 0, 3, 11, 17, 18, 400)] == [
+        "10⁻⁸",
+        "0.01",
+        "1",
+        "1 k",
+        "100 G",
+        "100 P",
+        "10¹⁸",
+        "10⁴⁰⁰",
+    ]
+    assert _ratio_text(100, 50) == "2" and _ratio_text(1.7e308, 5e-324) == "3.44 × 10⁶³¹"
+    hardware = {"name": "stated", "peak_flops_per_second": 1e11, "memory_bandwidth_bytes_per_second": 2e10}
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+    report = json.loads(json.dumps(crawl_module(model, input_shape=(8,), hardware=hardware)))
+    html = roofline_section(report)
+    assert "peak 100 GFLOP/s, bandwidth 20 GB/s" in html and "stated peak 100 GFLOP/s" in html
+    assert not E_NOTATION.search(html.replace('"', " ")) and ">1e" not in html

@@ -80,18 +80,20 @@ def group_diagnostics(
     for layer in report.get("layers", ()):
         types.setdefault(layer["path"], layer["type"])
     entries = list(report.get("diagnostics", ()))
-    if requested is not None:
-        entries = [
-            entry
-            for entry in entries
-            if concerns_requested_metric(entry, receptive_field=receptive_field) is requested
-        ]
     # A diagnostic without a class path borrows the one another diagnostic records for the same
     # type name, when exactly one class of that name appears (two ``Block`` classes stay apart).
     known: dict[str, set[str]] = {}
     for entry in entries:
         if "class_path" in entry:
             known.setdefault(entry["class_path"].rpartition(".")[2], set()).add(entry["class_path"])
+    # Filtered after the class paths are known: a requested ``unestimated_functional_work`` still
+    # borrows the path an informational receptive-field diagnostic of the same type records.
+    if requested is not None:
+        entries = [
+            entry
+            for entry in entries
+            if concerns_requested_metric(entry, receptive_field=receptive_field) is requested
+        ]
     groups: dict[tuple[str, str, str | None], DiagnosticGroup] = {}
     paths_seen: dict[tuple[str, str, str | None], set[str]] = {}
     for entry in entries:

@@ -151,7 +151,8 @@ def strip_plot(
     return (
         f'<svg class="strip-plot" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'aria-label="Per-call block averages. {esc(summary)}" viewBox="0 0 {WIDTH} {height}" '
-        f'width="{WIDTH}" height="{height}" font-family="system-ui, sans-serif">'
+        f'width="{WIDTH}" height="{height}" style="max-width:100%;height:auto" '
+        'font-family="system-ui, sans-serif">'
         f"<title>Raw timing blocks: {esc(summary)}</title>"
         f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{axis_y}" y2="{axis_y}" stroke="#555"/>'
         f"{''.join(ticks)}{rows}</svg>"

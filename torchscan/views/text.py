@@ -44,11 +44,13 @@ def pretty_json(data: Any) -> str:
 
 
 def number(value: float) -> str:
-    """Integers with thousands separators, floats with six significant digits."""
+    """Integers with thousands separators, floats with six significant digits (positional below 1e15)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
         return f"{int(value):,}"
+    if math.isfinite(value):
+        return fixed(value, 6)  # 0.0000158882 or 1.7 × 10³⁰⁸, never 1.58882e-05 (issue 23 item 5)
     return f"{value:,.6g}"
 
 
@@ -57,10 +59,10 @@ def compact(value: float) -> str:
     magnitude = abs(value)
     for scale, prefix in _COMPACT_PREFIXES:
         if magnitude >= scale:
-            return f"{value / scale:.3g}{prefix}"
+            return f"{fixed(value / scale, 3)}{prefix}"
     if isinstance(value, int) or value == int(value):
         return str(int(value))
-    return f"{value:.3g}"
+    return fixed(value, 3)
 
 
 def signed(value: float) -> str:
@@ -158,12 +160,25 @@ def fixed(value: float, digits: int = 4) -> str:
         return "beyond the float range"
     if value == 0:
         return "0"
+    if not 1e-9 <= abs(value) < 1e18:  # 309 positional digits would hide the number
+        return scientific(value, digits)
     magnitude = math.floor(math.log10(abs(value)))
     decimals = max(0, min(15, digits - 1 - magnitude))
     text = f"{value:,.{decimals}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(value: float, digits: int = 3) -> str:
+    """``1.7 × 10³⁰⁸``: powers of ten as people write them, for values no prefix reaches."""
+    mantissa, exponent = f"{value:.{max(digits - 1, 0)}e}".split("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 def duration(seconds: float) -> str:
@@ -209,7 +224,9 @@ def relative(delta: float, before: float | None) -> str | None:
     if before is None or not before or not math.isfinite(delta / before):
         return None
     ratio = delta / before
-    return ("+" if ratio >= 0 else "-") + percent(abs(ratio))
+    if ratio == 0:
+        return "0 %"
+    return ("+" if ratio > 0 else "-") + percent(abs(ratio))
 
 
 def human_delta(delta: float, unit: str, before: float | None = None) -> str:

@@ -20,6 +20,8 @@ COLOURS = {"forward": "#2f6db5", "backward": "#c0392b", "optimizer": "#8e6c00", 
 BAR_WIDTH = 600
 WIDTH, HEIGHT = 600, 300
 LEFT, RIGHT, TOP, BOTTOM = 86, 20, 16, 44
+# Figures shrink with a narrow window (390 px phones) instead of scrolling the page sideways.
+FIT = "max-width:100%;height:auto"
 
 
 def phase_section(flop_report: Mapping[str, Any]) -> str:
@@ -53,7 +55,8 @@ def phase_section(flop_report: Mapping[str, Any]) -> str:
     )
     svg = (
         f'<svg class="phase-bar" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Operator FLOPs by '
-        f'phase" viewBox="0 0 {BAR_WIDTH} 18" width="{BAR_WIDTH}" height="18">{"".join(bars)}</svg>'
+        f'phase" viewBox="0 0 {BAR_WIDTH} 18" width="{BAR_WIDTH}" height="18" preserveAspectRatio="none" '
+        f'style="{FIT}">{"".join(bars)}</svg>'
     )
     caveat = "" if exact else " Shares are shown only when the phase and the total are complete."
     return (
@@ -140,7 +143,7 @@ def workload_roofline_section(report: Mapping[str, Any]) -> str:
     svg = (
         f'<svg class="workload-roofline" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'aria-label="Roofline of the stated hardware: {esc(label)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'width="{WIDTH}" height="{HEIGHT}" font-family="system-ui, sans-serif">'
+        f'width="{WIDTH}" height="{HEIGHT}" style="{FIT}" font-family="system-ui, sans-serif">'
         f'<path class="roof" d="{roof}" fill="none" stroke="#111" stroke-width="2"/>{mark}{ticks}'
         f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 8}" font-size="11" text-anchor="middle">'
         "arithmetic intensity (FLOPs/byte, log)</text></svg>"
