@@ -119,9 +119,6 @@ def test_default_table_marks_incomplete_cells_and_escapes_names(report: dict[str
     assert max(len(line) for line in text.splitlines()) <= 120
 
 
-@pytest.mark.xfail(
-    reason="vunits: group_diagnostics(requested=True) loses the borrowed class path (requested)"
-)
 def test_the_fix_names_the_class_path_without_the_receptive_field(report: dict[str, Any]) -> None:
     text = " ".join(format_table(report).split())
     assert "custom_modules={example.models.Opaque: ModuleHandler(...)}" in text
