@@ -9,6 +9,7 @@ the torch version's operator counts.
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 from typing import Any
@@ -320,3 +321,17 @@ def test_params_of_never_called_modules_count_at_the_root_and_bound_the_rest() -
         ["└─ used", "Linear", "≥ 20", "True", "20"],
     ]
     assert "Params of modules never called: 20 (in the total and the root's incl. count;" in text
+
+
+def test_numbers_never_use_e_notation() -> None:
+    from torchscan.views.table import si
+
+    assert si(1e-9, "x") == "0.000000001 x"
+    assert si(1 / 3, "") == "0.333333"
+    assert si(2.0, "FLOPs") == "2 FLOPs"
+    assert si(1.5e20, "") == "150000000.00 T"
+    net = nn.Sequential(nn.ConvTranspose2d(1, 1, 2, stride=2))
+    report = json.loads(json.dumps(crawl_module(net, (1, 4, 4))))
+    text = format_table(report, col_names=[], effective_rf_stats=True)
+    assert "0.5" in _body(text)[1]  # a transposed convolution's stride 1/2, written positionally
+    assert not re.search(r"\d[eE][+-]?\d", text)

@@ -30,6 +30,7 @@ def _row(lines: list[str], marker: str) -> list[str]:
 
 def _fits(lines: list[str]) -> None:
     assert max(len(line) for line in lines) <= 120  # issue 23: the default table fits 120 columns
+    assert not re.search(r"\d[eE][+-]?\d", "\n".join(lines))  # no e-notation anywhere
     start = next(i for i, line in enumerate(lines) if line.startswith("Diagnostics: "))
     groups = [line for line in lines[start + 1 : -1] if line.startswith("  ") and not line.startswith("   ")]
     # every diagnostic group names its metric(s) in brackets (wrapped lines continue it)

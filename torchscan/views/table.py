@@ -11,7 +11,9 @@ escaped so they cannot drive the terminal.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from torchscan.views.diagnostic_groups import (
@@ -89,12 +91,26 @@ def _header(name: str) -> tuple[str, str]:
     return label, ""
 
 
+def _plain(value: float) -> str:
+    """A number without e-notation: ints as written, floats to 6 decimals with trailing zeros cut."""
+    if not isinstance(value, float):
+        return str(value)
+    if not math.isfinite(value):
+        return str(value)
+    if value.is_integer():
+        return str(int(value))
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    if text in ("0", "-0"):  # smaller than 1e-6: every digit Python would print, positionally
+        text = format(Decimal(repr(value)), "f")
+    return text
+
+
 def si(value: float, unit: str) -> str:
     """``201824`` -> ``201.82 k<unit>``; values under 1,000 keep their integer form."""
     for scale, prefix in _SI:
         if abs(value) >= scale:
             return f"{value / scale:.2f} {prefix}{unit}".rstrip()
-    return (f"{value:g} {unit}" if isinstance(value, float) else f"{value} {unit}").rstrip()
+    return f"{_plain(value)} {unit}".rstrip()
 
 
 def format_metric(result: Mapping[str, Any] | None, *, si_prefix: bool = True) -> str:
@@ -334,7 +350,7 @@ class _Cells:
         if result["method"] == "not_applicable":
             return "n/a"
         value = result["known_value"]
-        text = "" if value is None else (f"{value:g}" if isinstance(value, float) else str(value))
+        text = "" if value is None else _plain(value)
         return _number(result["status"], value or 0, text)
 
 
