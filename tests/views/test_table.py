@@ -9,8 +9,8 @@ the torch version's operator counts.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 from pathlib import Path
 from typing import Any
 
