@@ -150,3 +150,23 @@ def test_scan_footer_uses_command_line_spellings(capsys: pytest.CaptureFixture[s
     assert "--max-depth" in text and "shows them" in text
     assert "max_depth=" not in text and "fold=False" not in text
     assert out.splitlines()[4].startswith("TransformerEncoder ")  # the root by its class name
+
+
+def test_generate_model_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "gen_models.py"
+    path.write_text(
+        "from torch import nn\n"
+        "class Gen(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.emb = nn.Embedding(5, 2)\n"
+        "    def get_input_embeddings(self):\n"
+        "        return self.emb\n"
+        "    def generate(self, ids, **kwargs):\n"
+        "        raise ValueError('no generation today')\n"
+        "model = Gen()\n"
+    )
+    argv = ["generate", f"{path}:model", "--prompt-tokens", "3", "--new-tokens", "2"]
+    status, _, err = _run(capsys, *argv)
+    line = _one_line(status, err)
+    assert "raised: ValueError: no generation today" in line and "hint" not in line.split("raised")[0]

@@ -457,7 +457,9 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     from torchscan.cli import generate
 
-    return generate.run(args, _write, _dump, _render)
+    # the prompt is integer token ids built by the command: no input hint applies
+    with errors.model_call(args.target, [], ["int64"], args.traceback):
+        return generate.run(args, _write, _dump, _render)
 
 
 def _cmd_rss(args: argparse.Namespace) -> int:

@@ -92,8 +92,10 @@ def model_call(
             traceback.print_exc(file=sys.stderr)
         where = _where(error)
         hint = call_hint(error, shapes, dtypes)
-        shown = ", ".join("[1, " + ", ".join(str(size) for size in shape) + "]" for shape in shapes)
-        line = f"{target} raised on inputs of shape {shown}: {_message(error)}"
+        shown = ", ".join("[" + ", ".join(str(size) for size in (1, *shape)) + "]" for shape in shapes)
+        line = (
+            f"{target} raised" + (f" on inputs of shape {shown}" if shapes else "") + f": {_message(error)}"
+        )
         if where:
             line += f" (at {where})"
         line += f"; hint: {hint}" if hint else "; --traceback shows where"

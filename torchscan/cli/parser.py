@@ -386,6 +386,11 @@ def build_parser() -> argparse.ArgumentParser:
     from torchscan.cli.generate import add_parser as add_generate
 
     add_generate(commands, _int_at_least(1), _text)
+    commands.choices["generate"].add_argument(
+        "--traceback",
+        action="store_true",
+        help="when the model raises, print the full traceback as well as the one-line error",
+    )
     commands.choices["generate"].epilog = examples(
         "torchscan generate ./models.py:make_gpt2 --prompt-tokens 32 --new-tokens 8",
         "torchscan generate ./models.py:make_gpt2 --prompt-tokens 128 --new-tokens 16 --timing --json g.json",
