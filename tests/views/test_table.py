@@ -335,3 +335,26 @@ def test_numbers_never_use_e_notation() -> None:
     text = format_table(report, col_names=[], effective_rf_stats=True)
     assert "0.5" in _body(text)[1]  # a transposed convolution's stride 1/2, written positionally
     assert not re.search(r"\d[eE][+-]?\d", text)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [({"spelling": "shell"}, ValueError), ({"width": 10}, ValueError), ({"width": True}, ValueError)],
+)
+def test_bad_spelling_and_width_are_refused(
+    report: dict[str, Any], options: dict[str, Any], error: type
+) -> None:
+    with pytest.raises(error, match=next(iter(options))):
+        format_table(report, **options)
+
+
+def test_a_narrow_width_shortens_text_columns_never_numbers(report: dict[str, Any]) -> None:
+    text = format_table(report, width=80)
+    rows = _body(text)
+    # Natural widths: layer 26 ("├─ bad\x1b[31mname<U+202E>"), type 17, shape 12, params 6,
+    # trainable 9, module FLOPs 12, share 11, plus 6 gaps of 2 = 105. For 80, the shape is already
+    # under its floor (18), the type goes to its floor 12 (-5) and the layer to 24 (-2): 98, never
+    # by cutting a number.
+    assert len(text.splitlines()[0]) == 98 < len(format_table(report).splitlines()[0]) == 105
+    assert [row[3:] for row in rows] == [row[3:] for row in _body(format_table(report))]  # numbers whole
+    assert any("…" in row[0] or "…" in row[1] for row in rows)
