@@ -147,7 +147,7 @@ def test_scan_footer_uses_command_line_spellings(capsys: pytest.CaptureFixture[s
     status, out, err = _run(capsys, "scan", "demo:transformer", "--max-depth", "1")
     assert status == 0, err
     text = " ".join(out.split())
-    assert "--max-depth" in text and "shows them" in text
+    assert "--max-depth" in text and "shows every depth" in text
     assert "max_depth=" not in text and "fold=False" not in text
     assert out.splitlines()[4].startswith("TransformerEncoder ")  # the root by its class name
 

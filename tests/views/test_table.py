@@ -293,7 +293,7 @@ def test_hidden_calls_of_an_uncalled_container_are_summed_into_the_root() -> Non
         ["└─ (×2) shared #1 … shared #2", "ReLU", "0", "4", "0"],
     ]
     assert (
-        "calls deeper than depth 1 are in their ancestors' incl. cells (max_depth=2 shows them)"
+        "calls deeper than depth 1 are in their ancestors' incl. cells (max_depth=2 shows every depth)"
         in " ".join(text.split())
     )
     assert report["totals"]["module_flops"]["value"] == 96 + 34 + 4 + 8 == 142

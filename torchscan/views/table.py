@@ -478,7 +478,7 @@ def _rows_line(
     if any(row.collapsed for row in rows):
         every = spelled["max_depth"].format(deepest)
         hints.append(
-            f"calls deeper than depth {depth} are in their ancestors' incl. cells ({every} shows them)"
+            f"calls deeper than depth {depth} are in their ancestors' incl. cells ({every} shows every depth)"
         )
     if fold and any(row.fold > 1 for row in rows):
         hints.append(
