@@ -46,7 +46,7 @@ def test_resnet50_fits_60_lines_and_120_columns() -> None:
     assert "25,557,032" in _row(lines, "ResNet ")  # torchinfo's total
     assert "7,098,368" in _row(lines, "├─ layer3 ")  # torchinfo's layer3 (Sequential) figure
     assert "1,117,184" in _row(lines, "(×5) 1 … 5")  # one of layer3's five identical Bottlenecks
-    assert any("max_depth=4 shows every depth" in line for line in lines)
+    assert "max_depth=4 shows every depth" in " ".join(" ".join(lines).split())
 
 
 def test_bert_base_container_rows_are_inclusive() -> None:
