@@ -86,3 +86,33 @@ def test_hardware_lines_in_percent_and_flop_per_second() -> None:
     assert "MFU          19.9 % of the stated peak" in text
     assert "HFU          0.00123 % of the stated peak" in text
     assert not E_NOTATION.search(text)
+
+
+def test_diagnostic_lines_name_their_metric() -> None:
+    from torchscan.cli.format import diagnostics_lines
+
+    entry = {"code": "uncounted_operator", "metric": "flops", "operator": "aten.foo", "message": "no formula"}
+    assert diagnostics_lines([entry]) == ["  uncounted_operator (flops) [aten.foo]: no formula"]
+
+
+def test_flop_report_ends_with_the_method_note() -> None:
+    from torchscan.cli.format import flop_report
+
+    method = "torch.utils.flop_counter.FlopCounterMode"
+    total = metric_result("complete", 3_000, unit="FLOPs", scope="workload", method=method)
+    report = {
+        "context": {"method": method, "counting_convention": "torchscan_flops_v1"},
+        "total": total,
+        "by_operator": {"aten.mm": 2_000, "aten.gelu": 1_000},
+    }
+    text = flop_report(report, "flops of net")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Operator FLOPs use"))
+    note = " ".join(line.strip() for line in lines[start:-2])
+    assert all(len(line) <= 100 for line in lines[start:-2]) and lines[-2] == ""
+    assert note == (
+        "Operator FLOPs use torchscan_flops_v1 on top of FlopCounterMode's dispatch: 1.5× what "
+        "FlopCounterMode alone reports (2 kFLOPs); FlopCounterMode alone scores 0 for aten.gelu 1 kFLOPs "
+        "(1 kFLOPs in all)."
+    )
+    assert text.splitlines()[-1].startswith("status: complete")

@@ -179,3 +179,36 @@ def test_a_requested_entry_borrows_the_class_path_of_an_informational_one() -> N
     (group,) = summarize_diagnostics(report)["groups"]
     assert group["class_path"] == "pkg.mod.Opaque"
     assert group["action"] == "custom_modules={pkg.mod.Opaque: ModuleHandler(...)}"
+
+
+def test_memory_page_diagnostics_name_their_metric() -> None:
+    from memory_reports import memory_report
+
+    from torchscan.views.render import render_report
+
+    report = memory_report()
+    report["diagnostics"] = [
+        {"code": "storage_unknown", "metric": "saved_activations", "message": "why", "severity": "warning"}
+    ]
+    assert "<code>storage_unknown</code> saved_activations: why" in render_report(report)
+
+
+class PositionalEmbedding(nn.Embedding):
+    """Whisper's pattern: a layout module whose forward is replaced (its own frame, own indexing)."""
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.weight[: ids.shape[-1]]
+
+
+def test_layout_estimates_of_a_replaced_forward_are_informational() -> None:
+    model = nn.Sequential(PositionalEmbedding(16, 4), nn.Linear(4, 4))
+    report = json.loads(
+        json.dumps(crawl_module(model, args=(torch.zeros(1, 8, dtype=torch.long),), strict=True))
+    )
+    assert all(report["totals"][name]["status"] == "complete" for name in ("module_flops", "macs", "dmas"))
+    (entry,) = report["diagnostics"]
+    assert (entry["code"], entry["metric"]) == ("module_metric_error", "receptive_field")
+    assert entry["message"] == "NotImplementedError: Layout estimates require unchanged native forwards."
+    summary = summarize_diagnostics(report)
+    assert (summary["count"], summary["informational_count"]) == (0, 1)
+    assert summary["informational"][0]["subject"] == "PositionalEmbedding"

@@ -8,9 +8,11 @@ should parse them (use ``--json``).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from torchscan.views.method_note import method_note
 from torchscan.views.text import duration, fixed, human, relative
 
 MIB = 1024 * 1024
@@ -98,12 +100,13 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
 
 
 def diagnostics_lines(diagnostics: Sequence[Mapping[str, Any]], limit: int = 20) -> list[str]:
-    """One line per diagnostic (code, where, message), capped at ``limit``."""
+    """One line per diagnostic (code, its metric, where, message), capped at ``limit``."""
     lines = []
     for entry in diagnostics[:limit]:
         where = " ".join(str(entry[k]) for k in ("path", "operator") if entry.get(k) not in (None, ""))
         where = f" [{where}]" if where else ""
-        lines.append(f"  {entry['code']}{where}: {entry['message']}")
+        metric = f" ({entry['metric']})" if entry.get("metric") else ""  # every row names its metric
+        lines.append(f"  {entry['code']}{metric}{where}: {entry['message']}")
     if len(diagnostics) > limit:
         lines.append(f"  ... {len(diagnostics) - limit} more (see --json)")
     return lines
@@ -141,6 +144,9 @@ def flop_report(report: Mapping[str, Any], title: str) -> str:
     if report.get("diagnostics"):
         lines += ["", "diagnostics:", *diagnostics_lines(report["diagnostics"])]
     lines += phase_lines(report)
+    note = method_note(report)  # issue 23 item 7: why a FlopCounterMode cross-check reads lower
+    if note is not None:
+        lines += ["", *textwrap.wrap(note, 100, subsequent_indent="  ")]
     lines += ["", status_line(report["total"], report.get("diagnostics", []))]
     return "\n".join(lines)
 

@@ -3,8 +3,9 @@
 Operator FLOPs carry ``method: torch.utils.flop_counter.FlopCounterMode`` — the contract: they are
 counted under PyTorch's dispatch, with FlopCounterMode's formulas where it has one. The counting
 convention ``torchscan_flops_v1`` adds formulas for operators FlopCounterMode alone scores 0 (the
-CPU attention kernel, layer norm, pointwise and reductions, optimizer kernels...), so the total is
-often larger than FlopCounterMode's own: 1.09× on Llama, 1.53× on Whisper, 5.18× on Mixtral. This
+CPU attention kernel, layer norm, pointwise and reductions, grouped expert products, optimizer
+kernels...), so the total is often larger than FlopCounterMode's own (issue 23: 1.09× on Llama,
+5.2× on Mixtral, whose experts run as ``aten._grouped_mm``). This
 module splits a report's ``by_operator`` into the two parts and words the note that the table
 footer, the explorer card and docs/operator-flops.md show. A view: it never imports torch, so the
 operators FlopCounterMode has formulas for are a fixed list, checked against PyTorch by a test.
