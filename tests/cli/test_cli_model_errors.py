@@ -170,3 +170,16 @@ def test_generate_model_errors_are_one_line(capsys: pytest.CaptureFixture[str], 
     status, _, err = _run(capsys, *argv)
     line = _one_line(status, err)
     assert "raised: ValueError: no generation today" in line and "hint" not in line.split("raised")[0]
+
+
+def test_hints_apply_only_when_the_options_explain_the_error() -> None:
+    from torchscan.cli.errors import call_hint
+
+    floats = RuntimeError("expected scalar type Float but found Double")
+    assert call_hint(floats, [(3, 8, 8)], None) == ""  # a dtype clash between floats: no int64 hint
+    tokens = RuntimeError("Expected tensor for argument #1 'indices' to have one of ... Long, Int")
+    assert "--dtype int64" in call_hint(tokens, [(8,)], None)
+    assert call_hint(tokens, [(8,)], ["int32"]) == ""  # integer inputs were given already
+    rank = RuntimeError("Expected 3D (unbatched) or 4D (batched) input to conv2d")
+    assert "batch dimension is added" in call_hint(rank, [(1, 3, 8, 8)], None)
+    assert call_hint(rank, [(3, 8, 8)], None) == ""  # no leading 1: not a doubled batch dimension

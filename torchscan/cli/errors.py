@@ -20,7 +20,7 @@ from torchscan.cli.targets import UsageError
 
 # Exceptions that say "these integers were expected": an embedding or index lookup fed floats.
 _INTEGER_WORDS = re.compile(
-    r"indices|index|Long|Int\b|scalar type|integer|embedding|one_hot|gather|dtype", re.IGNORECASE
+    r"'indices'|\bindices\b|\bLong\b|\bInt\b|integer|embedding|one_hot", re.IGNORECASE
 )
 # Exceptions that say "this rank was not expected": usually a batch dimension given twice.
 _RANK_WORDS = re.compile(
