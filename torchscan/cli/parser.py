@@ -188,7 +188,7 @@ def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
         "--hardware",
         metavar="FILE.json",
         help='stated facts {"name", "peak_flops_per_second", "memory_bandwidth_bytes_per_second"}: '
-        f"adds {adds}; there is no built-in device table",
+        f"adds {adds}; there is no built-in device table (default: none)",
     )
 
 
