@@ -101,3 +101,12 @@ def test_analysis_roofline_in_human_units() -> None:
     html = roofline_section(report)
     assert "peak 100 GFLOP/s, bandwidth 20 GB/s" in html and "stated peak 100 GFLOP/s" in html
     assert not E_NOTATION.search(html.replace('"', " ")) and ">1e" not in html
+
+
+def test_prefixes_are_chosen_after_rounding() -> None:
+    from torchscan.views.text import compact
+
+    assert compact(999_600) == "1M" and compact(1.5e15) == "1,500T" and compact(1234) == "1.23K"
+    assert compact(999) == "999" and compact(0.5) == "0.5" and compact(0.00001) == "0.00001"
+    assert human(999_600, "FLOPs") == "1 MFLOPs" and human(999, "FLOPs") == "999 FLOPs"
+    assert human(1.5e18, "FLOPs") == "1,500 PFLOPs"

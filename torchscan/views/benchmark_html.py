@@ -59,7 +59,7 @@ def ordered_totals(totals: Mapping[str, Any]) -> list[str]:
 
 
 def human_measure(result: Mapping[str, Any] | None) -> str:
-    """The status badge and the value in human units (``complete 201.8 µs``, ``partial ≥ 3 GFLOPs``)."""
+    """The status badge and the value in human units: ``complete 201.8 µs``, ``partial at least 3 GFLOPs``."""
     if result is None or result["status"] == "unavailable":
         return badge_measure(result)
     status = result["status"]

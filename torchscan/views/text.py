@@ -54,12 +54,26 @@ def number(value: float) -> str:
     return f"{value:,.6g}"
 
 
+def prefixed(value: float, digits: int, prefixes: tuple[tuple[float, str], ...]) -> tuple[float, str]:
+    """``value`` scaled by the largest prefix it reaches once rounded to ``digits`` significant digits.
+
+    Rounding first keeps 999,600 from reading ``1,000K``: it is ``1M``. Values below the smallest
+    prefix (or not finite) come back unscaled with ``""``.
+    """
+    if not math.isfinite(value) or value == 0:
+        return value, ""
+    rounded = float(f"{value:.{digits}g}")
+    for scale, prefix in prefixes:
+        if abs(rounded) >= scale:
+            return rounded / scale, prefix
+    return value, ""
+
+
 def compact(value: float) -> str:
     """Three significant digits with a K/M/G/T prefix (``1.23K``)."""
-    magnitude = abs(value)
-    for scale, prefix in _COMPACT_PREFIXES:
-        if magnitude >= scale:
-            return f"{fixed(value / scale, 3)}{prefix}"
+    scaled, prefix = prefixed(value, 3, _COMPACT_PREFIXES)
+    if prefix:
+        return f"{fixed(scaled, 3)}{prefix}"
     if isinstance(value, int) or value == int(value):
         return str(int(value))
     return fixed(value, 3)
@@ -207,10 +221,8 @@ def human(value: float, unit: str) -> str:
         return percent(value)
     if unit in _SI_UNITS:
         label = _SI_UNITS[unit]
-        for scale, prefix in _SI_PREFIXES:
-            if abs(value) >= scale:
-                return f"{fixed(value / scale, 3)} {prefix}{label}"
-        return f"{fixed(value)} {label}"
+        scaled, prefix = prefixed(value, 3, _SI_PREFIXES)
+        return f"{fixed(scaled, 3)} {prefix}{label}" if prefix else f"{fixed(value)} {label}"
     if unit == "bytes":
         for scale, label in _BINARY:
             if abs(value) >= scale:
