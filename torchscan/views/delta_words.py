@@ -24,7 +24,15 @@ def _digits(value: float) -> str:
 
 
 def short_number(value: float) -> str:
-    """``22.4G``, ``-1.5K``, ``512``, ``0.25``: three significant digits, never e-notation."""
+    """``22.4G``, ``-1.5K``, ``512``, ``0.25``: three significant digits, never e-notation.
+
+    A sum of report numbers can be an int beyond the float range (each number fits, their sum need
+    not): it reads ``beyond the float range`` like an infinite value, never raises.
+    """
+    try:
+        value = float(value)
+    except OverflowError:
+        return "beyond the float range"
     if not math.isfinite(value):
         return "beyond the float range"
     magnitude = abs(float(f"{value:.3g}"))  # rounded first: 999,600 reads 1M, not 1,000K
@@ -57,7 +65,10 @@ def relative(delta: float, before: float | None) -> str | None:
     """The change relative to the baseline, ``-50.0%``; ``None`` when the baseline is 0 or unknown."""
     if before is None or before == 0:
         return None
-    ratio = 100 * (float(delta) / float(before))
+    try:
+        ratio = 100 * (float(delta) / float(before))
+    except OverflowError:  # an int sum beyond the float range
+        return None
     if not math.isfinite(ratio):
         return None
     return f"{ratio:+,.1f}%"

@@ -30,7 +30,10 @@ def share_text(value: float, total: Mapping[str, Any] | None) -> str:
     """``12.3%`` of a complete total; ``≤ 12.3%`` of a partial one (its known part is a lower bound)."""
     if total is None or total["status"] == "unavailable" or not total["known_value"]:
         return "unknown"
-    ratio = 100 * (float(value) / float(total["known_value"]))  # floats: a huge ratio is inf, not an error
+    try:  # floats: a huge ratio is inf, not an error; a by-type sum may be an int beyond float range
+        ratio = 100 * (float(value) / float(total["known_value"]))
+    except OverflowError:
+        return "beyond the float range"
     if not math.isfinite(ratio):
         return "beyond the float range"
     share = f"{ratio:.1f}%"
