@@ -344,16 +344,23 @@ def test_strict_incomplete_exits_3_and_writes_json(
     assert status == 0
 
 
-def test_model_error_exits_1_with_traceback(capsys: pytest.CaptureFixture[str], models: Path) -> None:
+def test_model_error_exits_2_in_one_line_and_traceback_on_request(
+    capsys: pytest.CaptureFixture[str], models: Path
+) -> None:
+    # Issue 23 item 6 (was: exit 1 with the traceback): the model's error is one line, status 2.
     status, _, err = run(capsys, "scan", f"{models}:boom", "--input-shape", "4")
-    assert status == 1
-    assert "Traceback" in err and "KeyError: 'boom'" in err
+    assert status == 2
+    assert err.count("\n") == 1 and err.startswith("torchscan: error: ")
+    assert "KeyError: 'boom'" in err and "Traceback" not in err and "--traceback shows where" in err
+    status, _, err = run(capsys, "scan", f"{models}:boom", "--input-shape", "4", "--traceback")
+    assert status == 2
+    assert "Traceback" in err and err.splitlines()[-1].startswith("torchscan: error: ")
 
 
-def test_factory_error_exits_1(capsys: pytest.CaptureFixture[str], models: Path) -> None:
+def test_factory_error_exits_2(capsys: pytest.CaptureFixture[str], models: Path) -> None:
     status, _, err = run(capsys, "scan", f"{models}:failing_factory", "--input-shape", "4")
-    assert status == 1
-    assert "RuntimeError: factory failed" in err
+    assert status == 2  # issue 23 item 6 (was: exit 1 with the traceback)
+    assert err.count("\n") == 1 and "RuntimeError: factory failed" in err
 
 
 def test_several_inputs_with_dtypes(capsys: pytest.CaptureFixture[str], models: Path) -> None:

@@ -33,13 +33,30 @@ def test_scan_prints_grouped_diagnostics_with_the_fix(
     status = main(["scan", f"{path}:model", "--input-shape", "4"])
     out = capsys.readouterr().out
     assert status == 0
+    # Issue 23 item 1: receptive-field diagnostics are not warnings unless the column is asked for
+    text = " ".join(out.split())
+    assert "Diagnostics: 3 in 2 group(s)" in text and "[receptive_field]" not in text
+    assert "Not requested: 2 receptive-field diagnostic(s) (Opaque 2)" in text
+    assert "--receptive-field shows them." in text
+    status = main(["scan", f"{path}:model", "--input-shape", "4", "--receptive-field"])
+    out = capsys.readouterr().out
+    assert status == 0
     assert "see report['diagnostics']" not in out
     footer = out[out.index("Diagnostics: 5 in 3 group(s)") :].splitlines()
+    assert max(len(line) for line in footer) <= 120  # issue 23: wrapped at the table width
+    # One group per "  N ×" line, its wrapped continuation lines indented further.
+    groups: list[str] = []
+    for line in footer[1:]:
+        if line.startswith("      "):
+            groups[-1] += " " + line.strip()
+        elif line.startswith("  "):
+            groups.append(line.strip())
+    group = next(text for text in groups if text.startswith("2 × unsupported_module_metric"))
     # The file target is imported under a private module name; the class path shows what Python has.
     match = re.fullmatch(
-        r"  2 × unsupported_module_metric: Opaque \((\S+\.Opaque)\) \[receptive_field\] at 1, 2"
+        r"2 × unsupported_module_metric: Opaque \((\S+\.Opaque)\) \[receptive_field\] at 1, 2"
         r" -> custom_modules=\{(\S+): ModuleHandler\(\.\.\.\)\}",
-        footer[2],
+        group.strip(),
     )
     assert match is not None and match.group(1) == match.group(2)
     assert "custom_mapping={torch.ops.aten.logcumsumexp: <formula>}" in out

@@ -72,19 +72,24 @@ def _rows(out: str) -> list[list[str]]:
     """The table's body rows (between the two ``===`` rules), split on runs of two spaces."""
     lines = out.splitlines()
     rules = [i for i, line in enumerate(lines) if line.startswith("=")]
+    cut = lines[1].index("Type")  # the Layer cell keeps its tree glyphs
     return [
-        [cell.strip() for cell in line.split("  ") if cell.strip()] for line in lines[rules[0] + 1 : rules[1]]
+        [line[:cut].strip()] + [cell.strip() for cell in line[cut:].split("  ") if cell.strip()]
+        for line in lines[rules[0] + 1 : rules[1]]
     ]
 
 
 def test_columns_pick_the_table_columns_in_order(capsys: pytest.CaptureFixture[str], repeated: str) -> None:
     status, out, err = run(capsys, "scan", repeated, "--input-shape", "4", "--columns", "macs, params")
     assert status == 0, err
-    header = out.splitlines()[1].split()
-    assert header == ["Layer", "Type", "MACs", "Param", "#"]
-    # Linear(4, 4) on one row of 4: 4*4 = 16 MACs and 4*4 + 4 = 20 parameters; the three identical
-    # calls fold into one (×3) row carrying their sums, 48 MACs and 60 parameters.
-    assert _rows(out) == [["sequential", "Sequential", "-", "0"], ["└─ (×3) 0 … 2", "Linear", "48", "60"]]
+    assert out.splitlines()[1].split() == ["Layer", "Type", "MACs", "Params"]
+    assert out.splitlines()[2].split() == ["incl.", "incl."]
+    # Linear(4, 4) on one row of 4: 4*4 = 16 MACs and 4*4 + 4 = 20 parameters. The root includes
+    # its three calls (48 MACs, 60 parameters); the three identical calls fold into one (×3) row
+    # that shows one of them (issue 23: no longer their sums).
+    assert _rows(out) == [["Sequential", "Sequential", "48", "60"], ["└─ (×3) 0 … 2", "Linear", "16", "20"]]
+    # the footer speaks the command line's spelling, not the Python API's
+    assert "(--no-fold lists them)" in out and "fold=False" not in out
 
 
 def test_no_fold_lists_identical_blocks_one_by_one(capsys: pytest.CaptureFixture[str], repeated: str) -> None:
@@ -93,7 +98,7 @@ def test_no_fold_lists_identical_blocks_one_by_one(capsys: pytest.CaptureFixture
     )
     assert status == 0, err
     assert _rows(out) == [
-        ["sequential", "Sequential", "0", "-"],
+        ["Sequential", "Sequential", "60", "48"],
         ["├─ 0", "Linear", "20", "16"],
         ["├─ 1", "Linear", "20", "16"],
         ["└─ 2", "Linear", "20", "16"],

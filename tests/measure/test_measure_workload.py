@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
@@ -125,8 +126,10 @@ def test_full_cpu_run(capsys) -> None:
     else:
         assert rss["status"] == "unavailable"
         assert any(d["metric"] == "process_peak_rss" for d in report["diagnostics"])
-    for text in ("ms", "samples/s", "MiB"):
+    for text in ("samples/s", "MiB"):
         assert text in out
+    # issue 23 item 5: durations in the readable unit (ms or µs here), never raw seconds
+    assert re.search(r"latency \(block median\) +[\d.,]+ (ms|µs)\n", out)
     assert json.loads(json.dumps(report, allow_nan=False)) == report
     same = compare_benchmarks(report, json.loads(json.dumps(report)), check=lambda: True)
     assert same["totals"]["peak_memory"]["delta"] == 0

@@ -103,7 +103,7 @@ def test_noisy_label_follows_the_latency_rule():
     report = _roundtrip(report)
     assert '<span class="badge warning">noisy</span>' in render_report(report)
     text = summary_text(report, "demo")
-    assert "first token 0.5 s" in text and "  noisy: the IQR" in text
+    assert "first token 500 ms" in text and "  noisy: the IQR" in text  # issue 23: ms, not 0.5 s
 
 
 def test_options_that_do_not_apply_are_refused():

@@ -44,20 +44,26 @@ def _column(table: str) -> dict[str, str]:
 def test_column_joins_each_call_and_missing_calls_read_dash() -> None:
     report = crawl_module(_blocks(), (4,))
     table = format_table(report, memory=_memory(missing=("2.1",)), fold=False, col_names=["params"])
-    assert table.splitlines()[1].split() == ["Layer", "Type", "Param", "#", "Saved", "act."]
-    cells = [line.split("  ")[-1].strip() for line in table.splitlines()[3:13]]
+    assert table.splitlines()[1].split() == ["Layer", "Type", "Params", "Saved", "act."]
+    assert table.splitlines()[2].split() == ["incl."]
+    cells = [line.split("  ")[-1].strip() for line in table.splitlines()[4:14]]
     # root, then per block: the block, its Linear, its ReLU; 2.1 is not in the MemoryReport
     assert cells == ["2.93 KiB", "100 B", "60 B", "40 B", "100 B", "60 B", "40 B", "100 B", "60 B", "-"]
     assert "'-' is a call that report does not have: unknown, not 0" in table
 
 
-def test_folded_rows_sum_their_blocks_and_a_missing_block_makes_a_lower_bound() -> None:
+def test_folded_rows_show_one_block_and_a_missing_block_makes_a_lower_bound() -> None:
+    # Issue 23: a (×N) row shows one of its identical blocks (as the analysis columns do), so the
+    # Saved act. cell is the blocks' common figure, not their sum.
     report = crawl_module(_blocks(), (4,))
     cells = _column(format_table(report, memory=_memory(missing=("2.1",))))
-    assert cells["sequential"] == "2.93 KiB"
-    assert cells["(×3) 0 … 2"] == "300 B"  # 3 × 100
-    assert cells["0 (×3)"] == "180 B"  # 3 × 60
-    assert cells["1 (×3)"] == "≥ 80 B"  # 2 × 40 known, the third block's call is missing
+    assert cells["Sequential"] == "2.93 KiB"
+    assert cells["(×3) 0 … 2"] == "100 B"  # each block saved 100
+    assert cells["0"] == "60 B"  # each Linear 60
+    assert cells["1"] == "≥ 40 B"  # 40 in two blocks; the third block's call is missing
+    memory = _memory()
+    memory["by_module"][3] = module_call("0.1", 0, "torch.nn.modules.activation.ReLU", 44)
+    assert _column(format_table(report, memory=memory))["1"] == "varies"  # 44, 40, 40
 
 
 def test_partial_and_unavailable_figures_keep_their_status() -> None:

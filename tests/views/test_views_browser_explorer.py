@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from view_reports import (
     resnet50_report,
 )
 
+from torchscan.views.delta_words import short_text
 from torchscan.views.embed import decode
 from torchscan.views.render import render_report
 
@@ -83,7 +85,7 @@ def panel_facts(browser: Browser) -> dict[str, Any]:
     return facts
 
 
-@pytest.mark.parametrize("case", ["keyboard", "comparison", "hostile", "diagnostics"])
+@pytest.mark.parametrize("case", ["keyboard", "comparison", "removed", "hostile", "diagnostics"])
 def test_lazy_panels_match_static_ones(
     browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
@@ -94,6 +96,9 @@ def test_lazy_panels_match_static_ones(
         report["layers"][2]["metrics"]["module_flops"]["known_value"] += 12
         report["totals"]["module_flops"]["value"] += 12
         report["totals"]["module_flops"]["known_value"] += 12
+    elif case == "removed":  # issue 23: a baseline-only branch in forward order, its -before delta
+        before = keyboard_report()
+        report = finish([x for x in keyboard_report()["layers"] if x["path"] != "0.0"])
     elif case == "hostile":
         for x in report["layers"][1:]:
             x["path"] = (
@@ -191,8 +196,9 @@ def test_comparison_cards_and_source_note(browser: Browser, tmp_path: Path) -> N
     after["inputs"]["source"] = "provided"
     open_page(browser, tmp_path, render_report(after, before=before, metric="module_flops"))
     cards = browser.eval("[...document.querySelectorAll('.card-change')].map(p => p.textContent)")
-    assert len(cards) == 3 and all("Before" in c and "→ After" in c and "→ Δ" in c for c in cards)
-    assert "Δ complete · +0 FLOPs" in cards[0]
+    # Issue 23 wording: short units and the relative change.
+    assert len(cards) == 3 and all("Before" in c and "→ after" in c and "· Δ" in c for c in cards)
+    assert "Δ +0 FLOPs (+0.0%)" in cards[0]
     assert "Inputs differ only in source" in browser.eval(
         "document.querySelector('.comparison-note').textContent"
     )
@@ -266,3 +272,187 @@ def test_strip_screenshot_for_docs(browser: Browser, tmp_path: Path) -> None:
     target = docs if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1" else tmp_path / "strip.png"
     browser.screenshot(target)
     assert target.stat().st_size > 5_000
+
+
+# ---- Issue 23: forward order, real zoom, comparison legend and columns, in a real browser ----
+TILE_TEXTS = """((svgSelector, id) => {
+  const a = document.getElementById(id);
+  const r = a.querySelector('rect[data-tile]');
+  return {x: r.getAttribute('x'), width: r.getAttribute('width'),
+    texts: [...a.querySelectorAll('text')].map(t => t.textContent),
+    font: [...a.querySelectorAll('text')].map(t => Math.round(t.getBoundingClientRect().height))};
+})"""
+
+
+def test_zoom_relays_the_branch_at_full_width(browser: Browser, tmp_path: Path) -> None:
+    from test_views_browser import focus, h3, inside_viewport
+
+    report = resnet50_report()
+    document = render_report(report, metric="module_flops")
+    data = decode(json.loads(document.split('type="application/json">', 1)[1].split("</script>", 1)[0]))
+    nodes = {n["path"]: n for n in data["maps"]["module_flops"]["groups"][0]["nodes"]}
+    block = nodes["layer1.0"]
+    children = [n for n in nodes.values() if n["parent"] == block["id"] and n["tile"]]
+    assert children and all(c["tile"]["label"] == "" for c in children)  # unlabeled before zooming
+    open_page(browser, tmp_path, document, "zoom.html")
+    tile = lambda path: f"map-module_flops-0-{nodes[path]['id']}"  # noqa: E731
+    facts = (  # every tile's drawing (selection and focus aside)
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] svg.module-map > *')]"
+        ".map(a => [...a.querySelectorAll('rect, text')].map(e => e.outerHTML).join(''))"
+    )
+    original = browser.eval(facts)
+    font = browser.eval(f"{TILE_TEXTS}('svg', {tile('')!r})")["font"]  # drawn text height, in pixels
+    browser.click(f"#{tile('layer1.0')}")
+    browser.click("[data-view='module_flops'] button[data-action='zoom']")
+    zoomed = browser.eval(f"{TILE_TEXTS}('svg', {tile('layer1.0')!r})")
+    assert (zoomed["x"], zoomed["width"]) == ("4.000", "890.500")  # the whole inner width, 892 - 1.5
+    # The script words the unfitted texts as map_svg.py does (node_label, short_text).
+    assert zoomed["texts"] == ["0", short_text(block["subtotal"])]
+    labelled = [browser.eval(f"{TILE_TEXTS}('svg', {tile(c['path'])!r})") for c in children]
+    # The convolutions get their names back at normal size, in call order (batch norms stay narrow).
+    assert [t["texts"][0] for t in labelled if t["texts"]][:3] == ["conv1", "conv2", "conv3"]
+    assert font and all(t["font"][0] == font[0] for t in labelled if t["texts"])  # normal size
+    svg_width = browser.eval(
+        "document.querySelector('.metric-panel[data-view=\"module_flops\"] svg.module-map')"
+        ".getBoundingClientRect().width"
+    )
+    view_box = browser.eval(
+        "document.querySelector('.metric-panel[data-view=\"module_flops\"] svg.module-map')"
+        ".getAttribute('viewBox')"
+    )
+    assert svg_width == 900 and view_box.split()[2] == "900"  # re-laid, not magnified
+    # Keyboard inside the zoomed branch follows the forward pass; leaving it re-frames the map.
+    focus(browser, f"#{tile('layer1.0')}")
+    browser.key("ArrowRight")
+    assert h3(browser) == "layer1.0.conv1" and inside_viewport(browser, tile("layer1.0.conv1"))
+    browser.key("ArrowDown")
+    assert h3(browser) == "layer1.0.bn1" and inside_viewport(browser, tile("layer1.0.bn1"))
+    browser.key("End")
+    assert inside_viewport(browser, browser.eval("document.activeElement.id"))
+    browser.click("[data-view='module_flops'] button[data-action='reset']")
+    assert browser.eval(facts) == original  # reset restores the exact static drawing
+    # A lazily drawn view zooms the same way.
+    browser.click("label[for='view-macs']")
+    macs = f"map-macs-0-{nodes['layer1.0']['id']}"
+    browser.click(f"#{macs}")
+    browser.click("[data-view='macs'] button[data-action='zoom']")
+    assert browser.eval(f"{TILE_TEXTS}('svg', {macs!r})")["x"] == "4.000"
+    assert browser.errors() == [] and browser.requests() == []
+
+
+def test_forward_order_in_map_keyboard_and_top(browser: Browser, tmp_path: Path) -> None:
+    from test_views_browser import focus, h3
+    from test_views_explorer_issue23 import forward_report
+
+    open_page(browser, tmp_path, render_report(forward_report(), metric="module_flops"))
+    labels = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] a[data-map-node]')]"
+        ".map(a => a.getAttribute('aria-label').split(',')[0])"
+    )
+    assert labels == ["(root)", "b", "a", "10", "2"]
+    focus(browser, "#map-module_flops-0-node-4")  # b, called first
+    seen = []
+    for _ in range(3):
+        browser.key("ArrowDown")
+        seen.append(h3(browser))
+    assert seen == ["a", "10", "2"]
+    rows = browser.eval(
+        "[...document.querySelectorAll("
+        "'.metric-panel[data-view=\"module_flops\"] table.top-layers tbody tr')]"
+        ".map(r => r.cells[1].textContent)"
+    )
+    assert rows == ["b · call #0", "a · call #0", "10 · call #0", "2 · call #0"]  # ties in call order
+    types = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] table.by-type tbody tr')]"
+        ".map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert types == [["Linear", "3", "30 FLOPs", "75.0%"], ["ReLU", "1", "10 FLOPs", "25.0%"]]
+
+
+def test_comparison_legend_columns_and_no_unknown(browser: Browser, tmp_path: Path) -> None:
+    from test_views_explorer_issue23 import forward_report
+
+    before = forward_report()
+    after = finish([x for x in forward_report()["layers"] if x["path"] != "a"])
+    open_page(browser, tmp_path, render_report(after, before=before, metric="module_flops"))
+    panel = '.metric-panel[data-view="module_flops"]'
+    legend = browser.eval(f"document.querySelector('{panel} .bar-legend').getBoundingClientRect().height")
+    assert legend > 0
+    swatches = browser.eval(
+        f"[...document.querySelectorAll('{panel} .bar-legend .swatch')]"
+        ".map(s => getComputedStyle(s).backgroundColor)"
+    )
+    bars = browser.eval(
+        "['before', 'after'].map(b => getComputedStyle("
+        f"document.querySelector('{panel} rect[data-bar=\"' + b + "
+        "'\"]')).fill)"
+    )
+    assert swatches == bars  # the legend's colours are the bars' colours
+    removed = browser.eval(
+        f"[...document.querySelectorAll('{panel} #map-module_flops-0-node-3 text')].map(t => t.textContent)"
+    )
+    assert removed[0] == "a · removed" and removed[-1] == "Δ -10 FLOPs (-100.0%) · complete"
+    text = browser.eval("document.querySelector('main').innerText")
+    assert "delta unknown" not in text and not re.search(r"\d[eE][+-]?\d", text)
+    headers = browser.eval(
+        f"[...document.querySelectorAll('{panel} table.top-layers th')].map(t => t.textContent)"
+    )
+    assert headers[-2:] == ["Before", "Δ (after minus before)"]
+    assert browser.errors() == [] and browser.requests() == []
+
+
+def test_script_inspector_lists_unrequested_metrics_apart(browser: Browser, tmp_path: Path) -> None:
+    from test_views_explorer_issue23 import informational_report
+
+    open_page(browser, tmp_path, render_report(informational_report(), metric="module_flops"))
+    browser.click("#map-module_flops-0-node-0")  # the script redraws the inspector for (root)
+    browser.click("#map-module_flops-0-node-1")  # and for 0, where both diagnostics are
+    headings = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] aside h4')]"
+        ".map(h => [h.textContent, h.nextElementSibling.textContent])"
+    )
+    assert headings[:2] == [
+        ["Diagnostics", "x_code [module_flops]: m"],
+        [
+            "Not requested (informational)",
+            "unsupported_module_metric [receptive_field]: Module type not supported: Linear",
+        ],
+    ]
+
+
+@pytest.mark.slow
+def test_bert_12_to_6_comparison(browser: Browser, tmp_path: Path) -> None:
+    """Issue 23's comparison target: two complete reports, no "delta unknown", short units, a legend."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    import torchscan
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 30000, (1, 128))
+    reports = []
+    for layers in (12, 6):
+        model = transformers.BertModel(transformers.BertConfig(num_hidden_layers=layers)).eval()
+        reports.append(json.loads(json.dumps(torchscan.crawl_module(model, args=(ids,)))))
+    before, after = reports
+    document = render_report(after, before=before, title="BERT-base: 12 → 6 layers")
+    open_page(browser, tmp_path, document, "compare.html")
+    cards = browser.eval("[...document.querySelectorAll('.card-change')].map(p => p.textContent)")
+    assert cards[0] == "Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)"
+    for view in VIEWS:
+        browser.click(f"label[for='view-{view}']")
+        text = browser.eval("document.querySelector('main').innerText")
+        assert "delta unknown" not in text.lower(), view
+        assert not re.search(r"\d[eE][+-]?\d", text), view
+    browser.click("label[for='view-operator_flops']")
+    deltas = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"operator_flops\"] a[data-map-node]')]"
+        ".filter(a => ['encoder', 'encoder.layer.11'].includes(a.getAttribute('aria-label').split(',')[0]))"
+        ".map(a => [...a.querySelectorAll('text')].pop().textContent)"
+    )
+    # The removed layer's tile is narrow: its line is fitted (the full text returns when zoomed).
+    assert deltas[0] == "Δ -11.2G FLOPs (-50.0%) · complete" and deltas[1].startswith("Δ -1.87G")
+    assert browser.errors() == [] and browser.requests() == []
+    if os.environ.get("TORCHSCAN_UPDATE_DOCS_IMAGE") == "1":
+        browser.resize(1440, 1000)
+        browser.eval("window.scrollTo(0, 0)")
+        browser.screenshot(Path(__file__).resolve().parents[2] / "docs" / "images" / "explorer-compare.png")

@@ -30,10 +30,11 @@ def test_delta_of_one_call() -> None:
     assert data["comparison"]["totals"]["module_flops"]["delta"] == 12
     nodes = {n["path"]: n for n in data["maps"]["module_flops"]["groups"][0]["nodes"]}
     assert nodes[""]["delta"] == 12 and nodes["2"]["delta"] == 12 and nodes["0"]["delta"] == 0
-    assert nodes["2"]["delta_display"] == "complete · +12 FLOPs"
+    # Issue 23: the exact delta is followed by its change relative to the baseline (30 -> 42).
+    assert nodes["2"]["delta_display"] == "complete · +12 FLOPs (+40.0%)"
     root = parse_html(html)
     tile = root.by_id(f"map-module_flops-0-{nodes['2']['id']}")
-    assert tile is not None and "Complete comparable delta: +12 FLOPs." in tile.attrs["aria-label"]
+    assert tile is not None and "Complete comparable delta: +12 FLOPs (+40.0%)." in tile.attrs["aria-label"]
     assert {r.attrs.get("data-bar") for r in tile.find_all("rect")} >= {"before", "after"}
 
 
@@ -121,7 +122,8 @@ def test_added_and_removed_modules() -> None:
     data = embedded_data(html)
     nodes = {n["path"]: n for n in data["maps"]["module_flops"]["groups"][0]["nodes"]}
     assert nodes["0.0"]["change"] == "removed"
-    assert nodes["0.0"]["delta"] is None
+    # Issue 23: a removed branch's delta is -before (Linear(4,8): 56 FLOPs), not unknown.
+    assert nodes["0.0"]["delta"] == -56 and nodes["0.0"]["delta_display"] == "complete · -56 FLOPs (-100.0%)"
     text = parse_html(html).text()
     assert "Removed calls (" in text and "Before input and measurement context" in text
     assert "After input and measurement context" in text
@@ -131,10 +133,15 @@ def test_added_and_removed_modules() -> None:
     assert tile is not None and "· removed" in tile.text()
 
 
-def test_parameter_views_never_show_module_deltas() -> None:
+def test_parameter_views_show_subtree_deltas() -> None:
+    # Issue 23 replaces render.md 5's "parameter views never show per-module deltas": both sides are
+    # complete, so every branch has a delta (here 0: only a FLOP count changed).
     data = embedded_data(render_report(after_plus_12(), before=tiny_report()))
     for node in data["maps"]["parameters"]["groups"][0]["nodes"]:
-        assert node["delta"] is None and "authoritative" in node["delta_reason"]
+        assert node["delta"] == 0 and node["delta_reason"] is None
+    data = embedded_data(render_report(tiny_report(), before=keyboard_report()))
+    nodes = {n["path"]: n for n in data["maps"]["parameters"]["groups"][0]["nodes"]}
+    assert nodes["0.0"]["delta"] == -nodes["0.0"]["before_subtotal"]["value"] and nodes["0.0"]["delta"] < 0
 
 
 def test_svg_comparison_parses() -> None:
@@ -169,5 +176,6 @@ def test_comparison_cards_show_before_after_delta() -> None:
     cards = [d for d in parse_html(html).find_all("p") if d.has_class("card-change")]
     assert len(cards) == 3
     flops = " ".join(cards[0].text().split())
-    assert flops == "Before complete 86 FLOPs → After complete 98 FLOPs → Δ complete · +12 FLOPs"
-    assert "Δ complete · +0 elements" in " ".join(cards[1].text().split())
+    # Issue 23: short units and the relative change (12 / 86 = 13.95%).
+    assert flops == "Before 86 FLOPs → after 98 FLOPs · Δ +12 FLOPs (+14.0%)"
+    assert "Δ +0 elements (+0.0%)" in " ".join(cards[1].text().split())

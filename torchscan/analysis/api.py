@@ -293,8 +293,9 @@ def summary(
     ``col_names`` picks the columns (``torchscan.views.table.COLUMNS``; ``None``: output shape,
     parameters, trainable, module FLOPs and their share of the total). ``max_depth=None`` picks the
     deepest depth whose table fits about 60 lines; ``fold=True`` prints repeated identical blocks
-    once as ``(×N)`` with their summed costs. ``operator_flops=True`` adds a column with each call's
-    inclusive operator FLOPs (a separate method from the module-formula totals; never add the two).
+    once as ``(×N)``, showing one block's (inclusive) values. ``operator_flops=True`` adds a column
+    with each call's inclusive operator FLOPs (a separate method from the module-formula totals; never
+    add the two).
     ``hardware`` is passed to :func:`crawl_module` (roofline figures in the report, not in the table).
     With ``strict=True`` the table is printed before :class:`IncompleteAnalysisError` is raised, so
     the evidence is visible either way. Table options are checked before the model runs.

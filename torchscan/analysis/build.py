@@ -17,7 +17,7 @@ from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.analysis.inputs import qualified_name
 from torchscan.formulas import functional
 from torchscan.formulas.functional import OperatorCall
-from torchscan.report.diagnostics import deduplicate, diagnostic
+from torchscan.report.diagnostics import concerns_requested_metric, deduplicate, diagnostic
 from torchscan.report.names import report_name
 from torchscan.report.schema import (
     COMPUTE_FIELDS,
@@ -27,7 +27,6 @@ from torchscan.report.schema import (
     NOT_REQUESTED,
     OPERATOR_METHOD,
     SCHEMA_VERSION,
-    SPATIAL_FIELDS,
     AnalysisReport,
     Diagnostic,
     FlopReport,
@@ -355,8 +354,9 @@ def incomplete_metrics(report: AnalysisReport) -> list[str]:
     }
     # Diagnostics count when they concern a requested metric: a total, or a per-call compute field.
     # Receptive-field geometry is never a requested total (a leaf estimated from its operators has
-    # unknown geometry by design, real-models.md 1), so its diagnostics inform without raising.
-    names.update(entry["metric"] for entry in report["diagnostics"] if entry["metric"] not in SPATIAL_FIELDS)
+    # unknown geometry by design, real-models.md 1), so its diagnostics inform without raising; the
+    # views apply the same rule (concerns_requested_metric) to what they count as warnings.
+    names.update(entry["metric"] for entry in report["diagnostics"] if concerns_requested_metric(entry))
     return sorted(names)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from torchscan.cli import files
+from torchscan.cli import errors, files
 from torchscan.cli import format as fmt
 from torchscan.cli import hardware as hw
 from torchscan.cli.parser import build_parser
@@ -122,7 +122,10 @@ def _load_model(
     hardware = getattr(args, "hardware", None)
     args.hardware_facts = hw.load_hardware(hardware) if hardware is not None else None
     files.check_outputs(outputs, [target.source_file, Path(hardware) if hardware is not None else None])
-    with targets.build_context(spec.device) if meta_build else contextlib.nullcontext():
+    with (
+        targets.build_context(spec.device) if meta_build else contextlib.nullcontext(),
+        errors.model_build(args.target, target.obj, args.traceback),
+    ):
         model = targets.instantiate(target, factory_kwargs)
     if spec.device is not None:
         model.to(spec.device)
@@ -133,8 +136,9 @@ def _load_model(
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from torchscan import summary
+    from torchscan import crawl_module
     from torchscan.demo import DEMO_MODELS
+    from torchscan.views.table import format_table
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -143,12 +147,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     for name, build in DEMO_MODELS.items():
         model, shape = build()
         print(f"demo:{name}  input shape {(1, *shape)}")
-        report = summary(model, shape)
+        report = crawl_module(model, shape)
+        print(format_table(report, spelling="cli"))  # summary()'s table, hints in CLI spelling
         print()
         _write(str(out / f"{name}.json"), _dump(report))
         _write(str(out / f"{name}.html"), _render(report, "html", title=f"TorchScan demo: {name}"))
     print(f"open {out / 'cnn.html'} in a browser to explore the costs", file=sys.stderr)
     return EXIT_OK
+
+
+def _model_call(args: argparse.Namespace, spec: InputSpec) -> contextlib.AbstractContextManager[None]:
+    """Errors the model raises on its inputs: one line with a hint, exit 2 (issue 23 item 6)."""
+    return errors.model_call(args.target, spec.shapes, args.dtype, args.traceback)
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
@@ -158,21 +168,17 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     table = io.StringIO()  # printed once the status line is gone, so the two never interleave
     with status_line(f"loading {args.target} …") as status:
         _target, model, spec = _load_model(args)
-        from torchscan import IncompleteAnalysisError, summary
+        from torchscan import IncompleteAnalysisError, crawl_module
+        from torchscan.views.table import format_table
 
         if status is not None:
             status.set(f"analysing {args.target} …")
-        with contextlib.redirect_stdout(table):
+        with contextlib.redirect_stdout(table), _model_call(args, spec):
             try:
-                report = summary(
+                report = crawl_module(
                     model,
                     spec.api_shape(),
-                    max_depth=args.max_depth,
-                    col_names=args.columns,
-                    fold=args.fold,
-                    receptive_field=args.receptive_field,
-                    effective_rf_stats=args.effective_rf_stats,
-                    dtype=spec.dtypes,
+                    spec.dtypes,
                     device=spec.device,
                     strict=args.strict,
                     mode=args.mode,
@@ -180,7 +186,17 @@ def _cmd_scan(args: argparse.Namespace) -> int:
                 )
             except IncompleteAnalysisError as error:
                 incomplete, report = error, error.report
-    _human_stream(args).write(table.getvalue())
+    # summary()'s table, with its hints spelled for this command line (--max-depth, --no-fold)
+    text = format_table(
+        report,
+        max_depth=args.max_depth,
+        col_names=args.columns,
+        fold=args.fold,
+        receptive_field=args.receptive_field,
+        effective_rf_stats=args.effective_rf_stats,
+        spelling="cli",
+    )
+    _human_stream(args).write(table.getvalue() + text + "\n")
     for line in hw.hardware_lines(report):
         print(line, file=_human_stream(args))
     if args.json is not None:
@@ -227,7 +243,10 @@ def _cmd_flops(args: argparse.Namespace) -> int:
             with torch.no_grad():
                 model(*inputs)
 
-    with contextlib.redirect_stdout(_human_stream(args)):  # keep `--json -` parseable
+    with (
+        contextlib.redirect_stdout(_human_stream(args)),
+        _model_call(args, spec),
+    ):  # keep `--json -` parseable
         report = measure_flops(workload)
     what = hw.TRAIN_STEP if args.train else "one eval/no-grad forward"
     print(fmt.flop_report(report, f"operator FLOPs of {args.target}: {what}"), file=_human_stream(args))
@@ -251,7 +270,10 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         if args.train
         else memory.inference_workload(model, inputs)
     )
-    with contextlib.redirect_stdout(_human_stream(args)):  # keep `--json -` parseable
+    with (
+        contextlib.redirect_stdout(_human_stream(args)),
+        _model_call(args, spec),
+    ):  # keep `--json -` parseable
         report = measure_memory(workload, device=spec.device, modules=model)
     what = hw.TRAIN_STEP if args.train else memory.INFERENCE
     print("\n".join(memory.memory_lines(report, args.target, what)), file=_human_stream(args))
@@ -295,7 +317,7 @@ def _cmd_latency(args: argparse.Namespace) -> int:
             "min_repeats": args.min_repeats,
             "progress": progress,
         }
-        with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args)):
+        with torch.no_grad(), contextlib.redirect_stdout(_human_stream(args)), _model_call(args, spec):
             if args.hardware_facts is None:
                 report: Any = measure_latency(workload, **settings)
             else:  # utilization needs the operator FLOPs too: a separate counting pass after the timing
@@ -372,7 +394,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
             table = "\n".join(comparison_lines(diff))
         else:
-            table = fmt.comparison(diff)
+            table = _analysis_comparison(diff, before, after)
         saved = _dump(diff) if args.json is not None else None
     page = None
     if args.html is not None:
@@ -384,6 +406,21 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if page is not None:
         _write(args.html, page)
     return EXIT_OK
+
+
+def _analysis_comparison(diff: Any, before: Any, after: Any) -> str:
+    """The delta table, with added and removed calls as subtree roots (issue 23 item 3).
+
+    The totals and changed calls come from the shared text view; its per-call added/removed list
+    is replaced by one line per root (``encoder.layer.6#0 BertLayer (+16 call(s) inside; ...)``).
+    """
+    from torchscan.cli.compare_roots import root_lines
+
+    layers = diff["layers"]
+    text = fmt.comparison({**diff, "layers": {**layers, "added": [], "removed": []}})
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("layer calls: "))
+    return "\n".join(lines[:at] + root_lines(diff, before, after) + lines[at + 1 :])
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
@@ -420,7 +457,9 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     from torchscan.cli import generate
 
-    return generate.run(args, _write, _dump, _render)
+    # the prompt is integer token ids built by the command: no input hint applies
+    with errors.model_call(args.target, [], ["int64"], args.traceback):
+        return generate.run(args, _write, _dump, _render)
 
 
 def _cmd_rss(args: argparse.Namespace) -> int:

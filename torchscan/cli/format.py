@@ -8,8 +8,12 @@ should parse them (use ``--json``).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from torchscan.views.method_note import method_note
+from torchscan.views.text import duration, fixed, human, relative
 
 MIB = 1024 * 1024
 PHASES = ("forward", "backward", "optimizer", "recompute")
@@ -17,10 +21,10 @@ _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
 def count(value: float) -> str:
-    """A number with thousands separators (integers stay exact)."""
+    """A number with thousands separators (integers stay exact; never e-notation)."""
     if isinstance(value, int) or float(value).is_integer():
         return f"{int(value):,}"
-    return f"{value:,.4g}"
+    return fixed(value)
 
 
 def si(value: float, unit: str) -> str:
@@ -32,11 +36,8 @@ def si(value: float, unit: str) -> str:
 
 
 def seconds(value: float) -> str:
-    """A duration in the most readable of s, ms, µs, ns."""
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / 1e-9:.3g} ns"
+    """A duration in the most readable of s, ms, µs, ns (``149.6 µs``)."""
+    return duration(value)
 
 
 def metric(result: Mapping[str, Any] | None) -> str:
@@ -75,6 +76,14 @@ def delta(diff: Mapping[str, Any]) -> str:
     return f"unknown ({'partial' if 'partial' in sides else 'unavailable'})"
 
 
+def change(diff: Mapping[str, Any]) -> str:
+    """A complete MetricDiff's delta relative to ``before`` (``-50 %``); ``-`` when there is none."""
+    before = diff.get("before") or {}
+    if diff.get("status") != "complete" or diff.get("delta") is None or before.get("status") != "complete":
+        return "-"
+    return relative(diff["delta"], before.get("value")) or "-"
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
     """Left-aligned columns (the indices in ``right`` right-aligned), two spaces apart."""
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
@@ -91,12 +100,13 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
 
 
 def diagnostics_lines(diagnostics: Sequence[Mapping[str, Any]], limit: int = 20) -> list[str]:
-    """One line per diagnostic (code, where, message), capped at ``limit``."""
+    """One line per diagnostic (code, its metric, where, message), capped at ``limit``."""
     lines = []
     for entry in diagnostics[:limit]:
         where = " ".join(str(entry[k]) for k in ("path", "operator") if entry.get(k) not in (None, ""))
         where = f" [{where}]" if where else ""
-        lines.append(f"  {entry['code']}{where}: {entry['message']}")
+        metric = f" ({entry['metric']})" if entry.get("metric") else ""  # every row names its metric
+        lines.append(f"  {entry['code']}{metric}{where}: {entry['message']}")
     if len(diagnostics) > limit:
         lines.append(f"  ... {len(diagnostics) - limit} more (see --json)")
     return lines
@@ -134,6 +144,9 @@ def flop_report(report: Mapping[str, Any], title: str) -> str:
     if report.get("diagnostics"):
         lines += ["", "diagnostics:", *diagnostics_lines(report["diagnostics"])]
     lines += phase_lines(report)
+    note = method_note(report)  # issue 23 item 7: why a FlopCounterMode cross-check reads lower
+    if note is not None:
+        lines += ["", *textwrap.wrap(note, 100, subsequent_indent="  ")]
     lines += ["", status_line(report["total"], report.get("diagnostics", []))]
     return "\n".join(lines)
 
@@ -144,19 +157,25 @@ def phase_lines(report: Mapping[str, Any]) -> list[str]:
     if not isinstance(phases, Mapping):
         return []
     lines = ["", "by phase (operators while autograd, an optimizer step or a checkpoint re-run ran):"]
+    total = report.get("total") or {}
+    whole = total.get("value") if total.get("status") == "complete" else None
     for name in PHASES:
         if name in phases:
-            lines.append(f"  {name:<10} {figure(phases[name], lambda v: f'{count(v)} FLOPs')}")
+            result = phases[name]
+            text = figure(result, lambda v: f"{count(v)} FLOPs ({human(v, 'FLOPs')})")
+            if whole and result["status"] == "complete":
+                text += f", {human(result['value'] / whole, 'ratio')} of the total"
+            lines.append(f"  {name:<10} {text}")
     return lines
 
 
 def comparison(diff: Mapping[str, Any], limit: int = 20) -> str:
     """Totals delta table and the added/removed/changed layer calls of a ReportDiff."""
     rows = [
-        [name, metric(d.get("before")), metric(d.get("after")), delta(d)]
+        [name, metric(d.get("before")), metric(d.get("after")), change(d), delta(d)]
         for name, d in diff["totals"].items()
     ]
-    lines = [table(["total", "before", "after", "delta"], rows, right=[1, 2])]
+    lines = [table(["total", "before", "after", "change", "delta"], rows, right=[1, 2, 3])]
     layers = diff["layers"]
     added, removed, changed = layers["added"], layers["removed"], layers["changed"]
     lines += ["", f"layer calls: {len(added)} added, {len(removed)} removed, {len(changed)} changed"]
@@ -167,7 +186,8 @@ def comparison(diff: Mapping[str, Any], limit: int = 20) -> str:
             lines.append(f"  ... {len(entries) - limit} more {label} (see --json)")
     for entry in changed[:limit]:
         parts = [
-            f"{name} {metric(d.get('before'))} -> {metric(d.get('after'))} ({delta(d)})"
+            f"{name} {metric(d.get('before'))} -> {metric(d.get('after'))} ({delta(d)}"
+            + (f", {change(d)})" if change(d) != "-" else ")")
             for name, d in entry["metrics"].items()
         ]
         if "token_dependencies" in entry:
@@ -193,13 +213,13 @@ def benchmark(report: Mapping[str, Any], label: str) -> str:
     return "\n".join(
         [
             f"latency of {label} on {context.get('device')} ({context.get('num_threads')} thread(s)): "
-            f"{len(raw)} blocks x {measurement.get('number_per_run')} calls",
+            f"{len(raw)} blocks × {measurement.get('number_per_run')} calls per block",
             f"first call   {seconds(totals['first_call_latency']['value'])}"
             "   (one synchronised call; excludes process start and model loading)",
             f"median       {seconds(totals['latency']['value'])} per call"
             "   (warmed block average, not a request percentile)",
             f"IQR          {seconds(totals['latency_iqr']['value'])}   (spread of block averages)",
-            f"throughput   {totals['throughput']['value']:,.4g} {totals['throughput']['unit']}"
+            f"throughput   {human(totals['throughput']['value'], totals['throughput']['unit'])}"
             "   (this process, calls back to back)",
         ]
     )

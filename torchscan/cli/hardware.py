@@ -15,6 +15,7 @@ from torchscan.cli.format import figure, seconds, si
 from torchscan.cli.targets import UsageError
 from torchscan.report.hardware import check_hardware
 from torchscan.report.schema import HardwareFacts
+from torchscan.views.text import human, percent
 
 if TYPE_CHECKING:
     from torch import nn
@@ -79,7 +80,7 @@ def train_step(model: nn.Module, inputs: Sequence[Any], loss_of: Callable[[Any],
 
 
 def _ratio(value: float) -> str:
-    return f"{value:.4g} ({value * 100:.3g} % of the stated peak)"
+    return f"{percent(value)} of the stated peak"
 
 
 def hardware_lines(report: Mapping[str, Any]) -> list[str]:
@@ -106,7 +107,7 @@ def hardware_lines(report: Mapping[str, Any]) -> list[str]:
         ]
     if "roofline_seconds" in totals:
         lines += [
-            f"intensity    {figure(totals['arithmetic_intensity'], lambda v: f'{v:.4g} FLOPs/byte')}"
+            f"intensity    {figure(totals['arithmetic_intensity'], lambda v: human(v, 'FLOPs/byte'))}"
             "   (module FLOPs / DMA bytes)",
             f"roofline     {figure(totals['roofline_seconds'], seconds)}"
             "   (a model under the stated facts, not a measurement)",

@@ -33,6 +33,7 @@ from torchscan.report.schema import (
 )
 from torchscan.runtime.arguments import ArgumentTypeError, check_bool
 from torchscan.runtime.device import Device, resolve_device
+from torchscan.views.text import human
 
 METRICS = ("flops", "latency", "throughput", "memory", "memory_ledger")
 UNAVAILABLE = "unavailable"
@@ -358,19 +359,8 @@ def _format_value(result: MetricResult) -> str:
     number = result["value"] if result["status"] == "complete" else result["known_value"]
     assert number is not None
     unit = result["unit"]
-    if unit == "seconds":
-        text = f"{number * 1e3:.4g} ms"
-    elif unit == "bytes":
+    if unit == "bytes":
         text = f"{number / 2**20:.2f} MiB ({number:,} bytes)"
-    elif unit == "FLOPs":
-        text = _si(number, "FLOPs")
-    else:
-        text = f"{number:,.6g} {unit}"
+    else:  # ms/µs, %, GFLOP/s, separators: never e-notation (issue 23 item 5)
+        text = human(number, unit)
     return text if result["status"] == "complete" else f"known ≥ {text} (partial: lower bound)"
-
-
-def _si(number: float, unit: str) -> str:
-    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(number) >= factor:
-            return f"{number / factor:.3f} {prefix}{unit}"
-    return f"{number:g} {unit}"

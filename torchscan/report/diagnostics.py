@@ -6,7 +6,13 @@ import sys
 from collections.abc import Iterable
 
 from torchscan.report.sanitize import MAX_ERROR_TEXT, error_text, sanitize_text
-from torchscan.report.schema import Diagnostic, Severity
+from torchscan.report.schema import SPATIAL_FIELDS, Diagnostic, Severity
+
+# Receptive-field geometry is the one metric family a caller must ask for to see (``summary(...,
+# receptive_field=True)``, ``effective_rf_stats=True``, CLI ``--receptive-field``): it has no total and
+# never makes ``strict=True`` fail (analysis.md 7). Its diagnostics stay in the report, exact, but
+# views count them as warnings only when the geometry was requested (issue 23 item 1, docs/analysis.md).
+OPTIONAL_METRICS = frozenset(SPATIAL_FIELDS)
 
 
 def diagnostic(
@@ -34,6 +40,17 @@ def diagnostic(
     return entry
 
 
+def concerns_requested_metric(entry: Diagnostic, *, receptive_field: bool = False) -> bool:
+    """Whether ``entry`` is about a metric the caller requested (issue 23 item 1).
+
+    Every diagnostic is, except those about receptive-field geometry (``receptive_field``,
+    ``effective_stride``, ``effective_padding``, which includes the layout families' ``Layout
+    estimates require unchanged native forwards.``) when ``receptive_field`` is False. The rule only
+    decides how a diagnostic is presented; the report always keeps every entry.
+    """
+    return receptive_field or entry["metric"] not in OPTIONAL_METRICS
+
+
 def deduplicate(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Keep one entry per ``(code, metric, path, operator)``, in first-occurrence order.
 
@@ -58,4 +75,12 @@ def deduplicate(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 
 # The sanitizer has its own module; these names stay importable from here.
-__all__ = ["MAX_ERROR_TEXT", "deduplicate", "diagnostic", "error_text", "sanitize_text"]
+__all__ = [
+    "MAX_ERROR_TEXT",
+    "OPTIONAL_METRICS",
+    "concerns_requested_metric",
+    "deduplicate",
+    "diagnostic",
+    "error_text",
+    "sanitize_text",
+]

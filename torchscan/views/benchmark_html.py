@@ -7,14 +7,14 @@ are not peaks); a passing output check is the caller's declared equivalence, not
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from torchscan.views.html import asset
 from torchscan.views.html_appendix import badge_measure
 from torchscan.views.strip_svg import comparison_section, latency_section
-from torchscan.views.text import esc, number, pretty_json
+from torchscan.views.text import duration, esc, human, human_delta, human_result, number, pretty_json
+from torchscan.views.workload_svg import phase_section, workload_roofline_section
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 TIMING_NOTE = (
@@ -36,35 +36,55 @@ def _page(title: str, body: str) -> str:
     )
 
 
-def _seconds(result: Mapping[str, Any] | None) -> str:
-    """Seconds shown in ms beside the recorded value (views only convert units)."""
-    if result is None or result["unit"] != "seconds" or result["known_value"] is None:
-        return ""
-    return f" ({_milli(result['known_value'], ',.4g')} ms)"
+# Rows people read first, then memory, then the figures divided by the stated peak (issue 23 item 5:
+# utilization no longer sorts between latency rows); any other total follows by name.
+TOTALS_ORDER = (
+    "latency",
+    "latency_iqr",
+    "first_call_latency",
+    "throughput",
+    "operator_flops",
+    "peak_memory",
+    "process_peak_rss",
+    "achieved_flops_per_second",
+    "model_flops_utilization",
+    "hardware_flops_utilization",
+)
 
 
-def _milli(seconds: float, spec: str) -> str:
-    """``seconds * 1000`` formatted; a product beyond the float range reads as such, never raises."""
-    value = float(seconds) * 1000  # float() first: an int near the float limit times 1000 overflows
-    return format(value, spec) if math.isfinite(value) else "beyond the float range"
+def ordered_totals(totals: Mapping[str, Any]) -> list[str]:
+    """Total names in ``TOTALS_ORDER``, then the rest sorted."""
+    known = [name for name in TOTALS_ORDER if name in totals]
+    return known + sorted(name for name in totals if name not in TOTALS_ORDER)
+
+
+def human_measure(result: Mapping[str, Any] | None) -> str:
+    """The status badge and the value in human units: ``complete 201.8 µs``, ``partial at least 3 GFLOPs``."""
+    if result is None or result["status"] == "unavailable":
+        return badge_measure(result)
+    status = result["status"]
+    return f'<span class="badge {esc(status)}">{esc(status)}</span> {esc(human_result(result))}'
 
 
 def _totals_table(report: Mapping[str, Any], caption: str) -> str:
+    totals = report["totals"]
     rows = "".join(
-        f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(value)}{esc(_seconds(value))}</td>'
-        f"<td>{esc(value['method'])}</td><td>{esc(value['scope'])}</td><td>{esc(value['unit'])}</td></tr>"
-        for name, value in sorted(report["totals"].items())
+        f'<tr><th scope="row">{esc(name)}</th><td>{human_measure(totals[name])}</td>'
+        f"<td>{esc(totals[name]['method'])}</td><td>{esc(totals[name]['scope'])}</td>"
+        f"<td>{esc(totals[name]['unit'])}</td></tr>"
+        for name in ordered_totals(totals)
     )
     return (
         f"<table><caption>{esc(caption)}</caption><thead><tr><th>Metric</th><th>Value</th><th>Method</th>"
-        f"<th>Scope</th><th>Unit</th></tr></thead><tbody>{rows}</tbody></table>"
-        "<p class=note>Each row keeps its own method, scope and unit; rows are never combined.</p>"
+        f"<th>Scope</th><th>Recorded unit</th></tr></thead><tbody>{rows}</tbody></table>"
+        "<p class=note>Each row keeps its own method, scope and unit; rows are never combined. Values are "
+        "shown in readable units (ms, µs, %, GFLOP/s); the report keeps the recorded unit.</p>"
     )
 
 
 def _ms(seconds: float | None) -> str:
-    """Profiler seconds in ms; a missing device time is ``Unavailable``, never 0."""
-    return "Unavailable" if seconds is None else f"{_milli(seconds, ',.6g')} ms"
+    """Profiler seconds as ms/µs; a missing device time is ``Unavailable``, never 0."""
+    return "Unavailable" if seconds is None else duration(seconds)
 
 
 def _profile(report: Mapping[str, Any]) -> str:
@@ -112,15 +132,18 @@ def _hardware(report: Mapping[str, Any]) -> str:
     facts = report["context"].get("hardware")
     if facts is None:
         return ""
+    stated = facts.get("memory_bandwidth_bytes_per_second")
+    bandwidth = f" · stated memory bandwidth {esc(human(stated, 'bytes/s'))}" if stated else ""
     rows = "".join(
-        f'<tr><th scope="row">{esc(label)}</th><td>{badge_measure(report["totals"].get(name))}</td></tr>'
+        f'<tr><th scope="row">{esc(label)}</th><td>{human_measure(report["totals"].get(name))}</td></tr>'
         for name, label in HARDWARE_ROWS.items()
     )
     return (
         f'<section id="hardware"><h2>Utilization of the stated hardware: {esc(facts["name"])}</h2>'
-        f"<p>Stated peak: {esc(number(facts['peak_flops_per_second']))} FLOP/s</p>"
+        f"<p>Stated peak: {esc(human(facts['peak_flops_per_second'], 'FLOPs/s'))}{bandwidth}</p>"
         "<table><thead><tr><th>Figure</th><th>Value (with its status)</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table><p class=note>{esc(HARDWARE_NOTE)}</p></section>"
+        f"<tbody>{rows}</tbody></table><p class=note>{esc(HARDWARE_NOTE)}</p>"
+        f"{workload_roofline_section(report)}</section>"
     )
 
 
@@ -150,8 +173,9 @@ def _extras(report: Mapping[str, Any]) -> str:
     if "operator_flops" in report:
         parts.append(
             '<section id="operator-flops"><h2>Operator '
-            f"FLOPs</h2><p>{badge_measure(report['operator_flops']['total'])}"
+            f"FLOPs</h2><p>{human_measure(report['operator_flops']['total'])}"
             "</p><p class=note>A separate pass; not scaled by latency and never summed with memory.</p>"
+            f"{phase_section(report['operator_flops'])}"
             "<details><summary>Operator FLOP "
             f"report</summary><pre>{esc(pretty_json(report['operator_flops']))}</pre>"
             "</details></section>"
@@ -200,12 +224,12 @@ def render_benchmark(report: Mapping[str, Any], *, title: str) -> str:
 
 
 def _change(entry: Mapping[str, Any]) -> str:
+    """Candidate minus baseline in human units with the relative change: ``-3.96 µs (-2.65 %)``."""
     if entry["delta"] is None:
         return "Unavailable"
     unit = (entry.get("after") or {}).get("unit", "")
-    delta = entry["delta"]
-    ms = f" ({_milli(delta, '+,.4g')} ms)" if unit == "seconds" else ""
-    return f"{'+' if delta >= 0 else ''}{delta:,.6g} {unit}{ms}"
+    before = (entry.get("before") or {}).get("value")
+    return human_delta(entry["delta"], unit, before)
 
 
 def render_benchmark_comparison(comparison: Mapping[str, Any], *, title: str) -> str:
@@ -220,9 +244,9 @@ def render_benchmark_comparison(comparison: Mapping[str, Any], *, title: str) ->
         "no change below is a speed-up.</p>"
     )
     rows = "".join(
-        f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(entry.get("before"))}</td>'
-        f"<td>{badge_measure(entry.get('after'))}</td><td>{esc(_change(entry))}</td></tr>"
-        for name, entry in sorted(comparison["totals"].items())
+        f'<tr><th scope="row">{esc(name)}</th><td>{human_measure(entry.get("before"))}</td>'
+        f"<td>{human_measure(entry.get('after'))}</td><td>{esc(_change(entry))}</td></tr>"
+        for name, entry in ((key, comparison["totals"][key]) for key in ordered_totals(comparison["totals"]))
     )
     changes = "".join(
         f'<tr><th scope="row">{esc(key)}</th><td>{esc(pretty_json(change["before"]))}</td>'

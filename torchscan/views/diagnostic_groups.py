@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
+from torchscan.report.diagnostics import concerns_requested_metric
 from torchscan.views.text import neutral
 
 EXAMPLE_PATHS = 3
@@ -61,13 +62,19 @@ def _action(code: str, subject: str, class_path: str | None) -> str | None:
     return None
 
 
-def group_diagnostics(report: Mapping[str, Any]) -> list[DiagnosticGroup]:
+def group_diagnostics(
+    report: Mapping[str, Any], *, requested: bool | None = None, receptive_field: bool = False
+) -> list[DiagnosticGroup]:
     """Group ``report["diagnostics"]`` by (code, subject, class path), largest group first.
 
     Sorted by count (descending), then code, then subject, so equal reports give equal output.
     Module types come from the diagnostic's ``class_path`` or, failing that, from the layer at its
     path (with the class path another diagnostic records for that type name, when unambiguous); a
     path no layer has keeps its subject empty rather than guessing.
+
+    ``requested=None`` groups every diagnostic; ``True`` only those about a requested metric and
+    ``False`` only the others (``concerns_requested_metric``: receptive-field geometry unless
+    ``receptive_field``), so a view can count warnings and fold the rest into one informational line.
     """
     types: dict[str, str] = {}
     for layer in report.get("layers", ()):
@@ -79,6 +86,14 @@ def group_diagnostics(report: Mapping[str, Any]) -> list[DiagnosticGroup]:
     for entry in entries:
         if "class_path" in entry:
             known.setdefault(entry["class_path"].rpartition(".")[2], set()).add(entry["class_path"])
+    # Filtered after the class paths are known: a requested ``unestimated_functional_work`` still
+    # borrows the path an informational receptive-field diagnostic of the same type records.
+    if requested is not None:
+        entries = [
+            entry
+            for entry in entries
+            if concerns_requested_metric(entry, receptive_field=receptive_field) is requested
+        ]
     groups: dict[tuple[str, str, str | None], DiagnosticGroup] = {}
     paths_seen: dict[tuple[str, str, str | None], set[str]] = {}
     for entry in entries:
@@ -138,6 +153,65 @@ def format_group(group: DiagnosticGroup) -> str:
     if group["action"]:
         line += f" -> {group['action']}"
     return escape_control(line)
+
+
+class DiagnosticSummary(TypedDict):
+    """A report's diagnostics split by the requested-metric rule (issue 23 item 1), grouped.
+
+    ``count``/``groups``: diagnostics about requested metrics — the warnings a view counts.
+    ``informational_count``/``informational``: the others (receptive-field geometry that was not
+    requested), which a view shows, if at all, as one collapsed line. ``count +
+    informational_count`` is always ``len(report["diagnostics"])``: nothing is dropped.
+    """
+
+    count: int
+    groups: list[DiagnosticGroup]
+    informational_count: int
+    informational: list[DiagnosticGroup]
+
+
+def summarize_diagnostics(report: Mapping[str, Any], *, receptive_field: bool = False) -> DiagnosticSummary:
+    """Split and group ``report["diagnostics"]``; ``receptive_field`` says the geometry was requested."""
+    groups = group_diagnostics(report, requested=True, receptive_field=receptive_field)
+    informational = group_diagnostics(report, requested=False, receptive_field=receptive_field)
+    return {
+        "count": sum(group["count"] for group in groups),
+        "groups": groups,
+        "informational_count": sum(group["count"] for group in informational),
+        "informational": informational,
+    }
+
+
+def metric_label(group: DiagnosticGroup) -> str:
+    """The metrics a group concerns, as written in reports (``module_flops, macs``)."""
+    return ", ".join(group["metrics"])
+
+
+def informational_line(summary: DiagnosticSummary, hint: str | None = None, subjects: int = 3) -> str | None:
+    """One line for the diagnostics about unrequested metrics, or ``None`` when there are none.
+
+    ``Not requested: 60 receptive-field diagnostic(s) (Conv1D 48, NewGELUActivation 12) - not
+    warnings; every total is unaffected; <hint>.`` ``hint`` says how to request the metric in the
+    caller's own spelling (``summary(..., receptive_field=True)`` or ``--receptive-field``).
+    """
+    count = summary["informational_count"]
+    if not count:
+        return None
+    counts: dict[str, int] = {}
+    for group in summary["informational"]:
+        name = group["subject"] or "model"
+        counts[name] = counts.get(name, 0) + group["count"]
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    shown = ", ".join(f"{name} {n:,}" for name, n in ranked[:subjects])
+    if len(ranked) > subjects:
+        shown += f", +{len(ranked) - subjects} more type(s)"
+    line = (
+        f"Not requested: {count:,} receptive-field diagnostic(s) ({shown}); informational, "
+        "not warnings: no total depends on them"
+    )
+    if hint:
+        line += f"; {hint}"
+    return escape_control(line + ".")
 
 
 def format_groups(groups: Sequence[DiagnosticGroup], limit: int = 5) -> list[str]:

@@ -11,6 +11,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from torchscan.report.diagnostics import concerns_requested_metric
 from torchscan.views.comparison import source_note
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEW_LABELS, build_maps
 from torchscan.views.map_svg import attach_tiles
@@ -72,12 +73,22 @@ def attribution(layer: Mapping[str, Any], view: str) -> str:
 
 
 def combined_diagnostics(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Report diagnostics, then operator diagnostics not already present; each gains ``index``."""
+    """Report diagnostics, then operator diagnostics not already present; each gains ``index``.
+
+    An entry about a metric the explorer was not asked for (receptive-field geometry, issue 23
+    item 1) also gains ``"informational": True`` so the inspector can say so beside complete costs.
+    """
     entries = list(report["diagnostics"])
     for entry in report["operator_flops"]["diagnostics"]:
         if entry not in entries:
             entries.append(entry)
-    return [{**copy.deepcopy(entry), "index": i} for i, entry in enumerate(entries)]
+    out = []
+    for i, entry in enumerate(entries):
+        item = {**copy.deepcopy(entry), "index": i}
+        if not concerns_requested_metric(entry):
+            item["informational"] = True
+        out.append(item)
+    return out
 
 
 def _top_call(maps: Mapping[str, Any], view: str) -> tuple[float, dict[str, Any], dict[str, Any]] | None:

@@ -15,7 +15,7 @@ from torchscan.views.generation_svg import generation_svg
 from torchscan.views.html import asset
 from torchscan.views.html_appendix import badge_measure
 from torchscan.views.strip_svg import NOISY_RATIO, quantile
-from torchscan.views.text import compact, esc, number
+from torchscan.views.text import compact, duration, esc, number
 
 NOTE = (
     "Counts are operator FLOPs and bytes of one observed generate() call: every step's FLOPs plus the work "
@@ -92,7 +92,7 @@ def _step_table(report: Mapping[str, Any]) -> str:
 def _seconds(result: Mapping[str, Any]) -> str:
     if result["known_value"] is None:
         return "unknown"
-    shown = f"{result['known_value']:.3g} s"
+    shown = duration(result["known_value"])  # ms/µs, never e-notation (issue 23 item 5)
     return shown if result["status"] == "complete" else f"≥ {shown}"
 
 

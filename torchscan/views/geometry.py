@@ -10,11 +10,13 @@ call, so repeated calls of a path are shown side by side, never nested.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torchscan.report.schema import in_float_range, metric_result
+from torchscan.views.delta_words import relative
 from torchscan.views.text import delta_text, long_text, path_label
+from torchscan.views.tree_order import all_paths, call_ordered, first_calls, parent_of
 
 VIEWS = ("module_flops", "operator_flops", "macs", "dmas", "parameters", "parameter_bytes")
 COMPUTE_VIEWS = ("module_flops", "operator_flops", "macs", "dmas")
@@ -52,10 +54,6 @@ UNRECORDED_METHOD = "no_recorded_measurement"
 SUBTOTAL_METHOD = "derived_recorded_subtotal"
 SUBTOTAL_SCOPE = "observed_subtree"
 SMALL_WIDTH = 0.025
-PARAMETER_DELTA_REASON = (
-    "parameter views show no per-module delta (first attribution can move without changing shared "
-    "storage); see the authoritative model total"
-)
 
 Result = dict[str, Any]
 Triple = tuple[str, str, str]
@@ -79,41 +77,6 @@ def summarize(results: Sequence[Result], unit: str, scope: str, method: str) -> 
         return result("unavailable", None, unit, scope, method)
     status = "complete" if all(r["status"] == "complete" for r in results) else "partial"
     return result(status, total, unit, scope, method)
-
-
-def parent_of(path: str) -> str | None:
-    """Dotted parent path (``""`` is the root's path; the root has no parent)."""
-    if path == "":
-        return None
-    return path.rsplit(".", 1)[0] if "." in path else ""
-
-
-def path_order(path: str) -> tuple[tuple[int, int, str], ...]:
-    """Numeric-aware sort key: siblings ``0, 1, 2, …, 10`` in number order, names by code point.
-
-    Components compare one by one, so an ancestor precedes its descendants and the sorted order is
-    a pre-order walk; an all-ASCII-digit component sorts by value before any name.
-    """
-    if path == "":
-        return ()
-    return tuple(
-        (0, int(part), part) if part.isascii() and part.isdigit() else (1, 0, part)
-        for part in path.split(".")
-    )
-
-
-def all_paths(reports: Iterable[Mapping[str, Any] | None]) -> list[str]:
-    """Every layer path and all dotted ancestors, plus the root, in numeric-aware order."""
-    paths = {""}
-    for report in reports:
-        if report is None:
-            continue
-        for layer in report["layers"]:
-            path: str | None = layer["path"]
-            while path is not None and path not in paths:
-                paths.add(path)
-                path = parent_of(path)
-    return sorted(paths, key=path_order)
 
 
 def call_value(layer: Mapping[str, Any], view: str) -> tuple[Result | None, dict[str, Any] | None]:
@@ -140,7 +103,11 @@ def triple(value: Mapping[str, Any]) -> Triple:
 
 
 class Hierarchy:
-    """Sorted node paths with parents, children, pre-order and the calls of each path."""
+    """Node paths with parents, children in forward (call) order, pre-order and each path's calls.
+
+    Node ids follow the numeric-aware path order (stable whatever ran first); the pre-order walk,
+    and so every map, rail, keyboard order and hierarchy, follows the forward pass.
+    """
 
     def __init__(self, report: Mapping[str, Any], before: Mapping[str, Any] | None) -> None:
         self.paths = all_paths([report, before])
@@ -150,6 +117,9 @@ class Hierarchy:
             parent = parent_of(path)
             if parent is not None:
                 self.children[parent].append(path)
+        after_order, before_order = first_calls(report), first_calls(before)
+        for path, children in self.children.items():
+            self.children[path] = call_ordered(children, after_order, before_order)
         self.preorder: list[str] = []
         stack = [""]
         while stack:
@@ -236,18 +206,53 @@ def _group_calls(
     return entries
 
 
-def _node_delta(node: dict[str, Any]) -> tuple[float | None, str | None, bool]:
-    """Own-call delta of a node in a group: (delta, failure reason, had a relevant call)."""
-    after = {c["call_index"]: c["result"] for c in node["calls"] if c["in_group"]}
-    before = {c["call_index"]: c["result"] for c in node["before_calls"] if c["in_group"]}
-    total: float = 0
-    for call_index in sorted(set(after) | set(before)):
-        if call_index not in after or call_index not in before:
-            return None, "call added, removed or measured differently; no numeric delta", True
-        if after[call_index]["status"] != "complete" or before[call_index]["status"] != "complete":
-            return None, "complete measurements needed on both sides", True
-        total += after[call_index]["value"] - before[call_index]["value"]
-    return total, None, bool(after or before)
+NO_CONTRIBUTION = "no comparable recorded contribution"
+FOREIGN_REASON = "part of this branch is measured under another method or not recorded; no numeric delta"
+INCOMPLETE_REASON = "complete measurements needed on both sides"
+
+
+def _foreign(node: Mapping[str, Any], synthetic: bool, leaf: bool) -> bool:
+    """Whether a call of the node sits outside the group (another method, or an unrecorded leaf).
+
+    Such a branch's group subtotal leaves part of its work out, so no subtotal delta is claimed.
+    Covered calls are not foreign (their work is in an ancestor's inclusive estimate), nor is a
+    container without its own formula (its work is its children's).
+    """
+    for call in node["calls"] + node["before_calls"]:
+        if call["in_group"] or call["covered_by"] is not None:
+            continue
+        if call["result"] is not None or (leaf and not synthetic):
+            return True
+    return False
+
+
+def _subtree_delta(
+    node: Mapping[str, Any], after_present: bool, before_present: bool
+) -> tuple[float | None, str | None]:
+    """After minus before of a branch's group subtotal (issue 23): known whenever both sides are complete.
+
+    A side where the branch did not run at all (an added or removed module) contributes an exact 0,
+    so a removed branch reads -before and an added one +after.
+    """
+    if node["_foreign_all"]:
+        return None, FOREIGN_REASON
+    if not node["_all"] and not node["_before_all"]:
+        return None, NO_CONTRIBUTION
+    values = []
+    for present, parts, subtotal in (
+        (after_present, node["_all"], node["subtotal"]),
+        (before_present, node["_before_all"], node["before_subtotal"]),
+    ):
+        if not present:
+            values.append(0)
+        elif not parts or subtotal is None or subtotal["status"] != "complete":
+            return None, INCOMPLETE_REASON
+        else:
+            values.append(subtotal["value"])
+    delta = values[0] - values[1]
+    if not in_float_range(delta):
+        return None, "the difference does not fit a float"
+    return delta, None
 
 
 def build_group(
@@ -314,28 +319,17 @@ def build_group(
         node["before_subtotal"] = before_sub
         node["before_known"] = (before_sub or {}).get("known_value") or 0
         node["delta"], node["delta_reason"] = None, None
+        node["_foreign_all"] = _foreign(node, synthetic, not children) or any(
+            child["_foreign_all"] for child in children
+        )
         if not comparing:
             continue
         if gate:
             node["delta_reason"] = "; ".join(gate)
-        elif view in ("parameters", "parameter_bytes"):
-            node["delta_reason"] = PARAMETER_DELTA_REASON
         else:
-            delta, reason, relevant = _node_delta(node)
-            for child in children:
-                if reason is not None:
-                    break
-                if child["delta"] is None and child["delta_reason"] != "no comparable recorded contribution":
-                    reason = child["delta_reason"]
-                elif child["delta"] is not None:
-                    delta = (delta or 0) + child["delta"]
-                    relevant = True
-            if reason is not None:
-                node["delta_reason"] = reason
-            elif not relevant:
-                node["delta_reason"] = "no comparable recorded contribution"
-            else:
-                node["delta"] = delta
+            node["delta"], node["delta_reason"] = _subtree_delta(
+                node, path in hierarchy.after_set, path in hierarchy.before_set
+            )
     _layout(hierarchy, nodes)
     root = nodes[""]
     structure = root["_scale"] == "structure"
@@ -361,7 +355,18 @@ def build_group(
         node["display"] = long_text(node["subtotal"])
         node["before_display"] = long_text(node["before_subtotal"]) if comparing else None
         node["delta_display"] = delta_text(node["delta"], unit, node["delta_reason"]) if comparing else None
-        for name in ("_own", "_before_own", "_all", "_before_all", "_weight", "_span", "_scale"):
+        if node["delta"] is not None and (percent := relative(node["delta"], _before_value(node))):
+            node["delta_display"] += f" ({percent})"
+        for name in (
+            "_own",
+            "_before_own",
+            "_all",
+            "_before_all",
+            "_weight",
+            "_span",
+            "_scale",
+            "_foreign_all",
+        ):
             node.pop(name, None)
     label = f"{method} · {unit} · {scope}" if not synthetic else f"{UNRECORDED_METHOD} (no recorded value)"
     return {
@@ -379,6 +384,12 @@ def build_group(
         "nodes": [nodes[path] for path in hierarchy.preorder],
         "rails": [],
     }
+
+
+def _before_value(node: Mapping[str, Any]) -> float | None:
+    """The complete baseline subtotal a relative delta is taken against, if any."""
+    before = node["before_subtotal"]
+    return before["value"] if before is not None and before["status"] == "complete" else None
 
 
 def _layout(hierarchy: Hierarchy, nodes: dict[str, dict[str, Any]]) -> None:

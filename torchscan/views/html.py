@@ -16,12 +16,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from torchscan.views.diagnostic_html import diagnostic_groups_section
 from torchscan.views.embed import encode
 from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
-from torchscan.views.html_appendix import appendix, badge_measure, diagnostic_groups_section
-from torchscan.views.map_svg import draw_map
-from torchscan.views.panel_data import RAIL_WORDS, change_words
+from torchscan.views.html_appendix import appendix, badge_measure
+from torchscan.views.map_svg import BAR_KEY, draw_map
+from torchscan.views.method_note import method_note
+from torchscan.views.panel_data import RAIL_WORDS, card_change
 from torchscan.views.roofline_svg import roofline_section
 from torchscan.views.text import esc, path_label, script_json
 
@@ -33,6 +35,13 @@ RAIL_OPEN_LIMIT = 12
 LAZY_LAYER_LIMIT = 100
 TOP_COLUMNS = (("rank", "Rank"), ("order", "Module call"), ("type", "Type"), ("value", "Value"))
 TOP_SORTED = ' aria-sort="ascending"'
+# The paired bars' key (issue 23); explorer-draw.js writes the same markup for lazily drawn panels.
+BAR_LEGEND = (
+    '<p class="bar-legend"><span class="swatch bar-before"></span> before (baseline) '
+    f'<span class="swatch bar-after"></span> after · {BAR_KEY}</p>'
+)
+# Diagnostics about a metric nobody asked for (issue 23 item 1) are listed apart, never as warnings.
+INFORMATIONAL_HEADING = "Not requested (informational)"
 LAZY_NOTE = (
     "This view is drawn by the page's script when selected, to keep large reports small. Without "
     "script, the appendix below holds every value: the module hierarchy and each call's exact evidence."
@@ -60,14 +69,20 @@ def content_security_policy(script: str) -> str:
     )
 
 
-def _card(title: str, value: Mapping[str, Any] | None, note: str, change: Mapping[str, Any] | None) -> str:
+def _card(
+    title: str,
+    value: Mapping[str, Any] | None,
+    note: str,
+    change: Mapping[str, Any] | None,
+    method_text: str | None = None,
+) -> str:
     method = esc(value["method"]) if value else "not recorded"
+    if method_text:  # what the method label means (issue 23 item 7, views/method_note.py)
+        method += f'</p><p class="card-method method-note">{esc(method_text)}'
+
     comparison = ""
     if change is not None:
-        comparison = (
-            f'<p class="card-change">Before {badge_measure(change.get("before"))} → After '
-            f"{badge_measure(change.get('after'))} → Δ {esc(change_words(change))}</p>"
-        )
+        comparison = f'<p class="card-change">{esc(card_change(change))}</p>'
     return (
         f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge_measure(value)}</p>'
         f"{comparison}"
@@ -160,13 +175,19 @@ def _ranking(group: Mapping[str, Any], view: str, total: Mapping[str, Any] | Non
 
 
 def top_table(group: Mapping[str, Any]) -> str:
-    """Sortable top-N table of a group's complete calls, with each call's share of the model total."""
+    """Sortable top-N table of a group's complete calls, with each call's share of the model total.
+
+    When comparing, each row also reads the same call's baseline value and its change (issue 23).
+    """
     if not group["top"]:
         return ""
+    comparing = group["comparison"]
     body = "".join(
         f'<tr data-rank="{row["rank"]}" data-order="{row["order"]}" data-type="{esc(row["type"])}">'
         f'<td>{row["rank"]}</td><td><a href="#call-{row["index"]}">{esc(row["call"])}</a></td>'
-        f"<td>{esc(row['type'])}</td><td>{esc(row['text'])}</td><td>{esc(row['share'])}</td></tr>"
+        f"<td>{esc(row['type'])}</td><td>{esc(row['text'])}</td><td>{esc(row['share'])}</td>"
+        + (f"<td>{esc(row['before'])}</td><td>{esc(row['delta'])}</td>" if comparing else "")
+        + "</tr>"
         for row in group["top"]
     )
     headers = "".join(
@@ -174,11 +195,34 @@ def top_table(group: Mapping[str, Any]) -> str:
         f"{label}</button></th>"
         for key, label in TOP_COLUMNS
     )
+    extra = "<th>Before</th><th>Δ (after minus before)</th>" if comparing else ""
     return (
         f'<table class="top-layers" data-group-id="{group["id"]}"><caption>Top {len(group["top"])} of '
         f"{group['complete_calls']} complete calls in {esc(group['label'])} by own value, with the share "
         "of the authoritative model total (sortable; incomplete calls are listed under Rankings)</caption>"
-        f"<thead><tr>{headers}<th>% of model total</th></tr></thead><tbody>{body}</tbody></table>"
+        f"<thead><tr>{headers}<th>% of model total</th>{extra}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def type_table(group: Mapping[str, Any]) -> str:
+    """The "by module type" aggregate shown above the top-N table (issue 23)."""
+    if not group["by_type"]:
+        return ""
+    comparing = group["comparison"]
+    body = "".join(
+        f"<tr><td>{esc(row['type'] or 'structural')}</td><td>{row['calls']}</td><td>{esc(row['text'])}</td>"
+        f"<td>{esc(row['share'])}</td>"
+        + (f"<td>{esc(row['before'])}</td><td>{esc(row['delta'])}</td>" if comparing else "")
+        + "</tr>"
+        for row in group["by_type"]
+    )
+    extra = "<th>Before</th><th>Δ (after minus before)</th>" if comparing else ""
+    return (
+        f'<table class="by-type" data-group-id="{group["id"]}"><caption>By module type in '
+        f"{esc(group['label'])}: own values of every call of a type added up, largest first (a type "
+        "with an incomplete call is a lower bound)</caption><thead><tr><th>Module type</th><th>Calls</th>"
+        f"<th>Own value, all calls</th><th>% of model total</th>{extra}</tr></thead>"
+        f"<tbody>{body}</tbody></table>"
     )
 
 
@@ -230,12 +274,15 @@ def inspector(data: Mapping[str, Any], view: str, group: Mapping[str, Any], node
         f"<p>Method: {esc(group['method'])}<br>Scope: {esc(group['scope'])}<br>Unit: {esc(group['unit'])}</p>"
     )
     diags = [d for d in data["diagnostics"] if d.get("path") == node["path"]]
-    if diags:
+    for heading, informational in (("Diagnostics", False), (INFORMATIONAL_HEADING, True)):
         items = "".join(
-            f'<li><a href="#diagnostic-{d["index"]}">{esc(d["code"])}</a>: {esc(d["message"])}</li>'
+            f'<li><a href="#diagnostic-{d["index"]}">{esc(d["code"])}</a> [{esc(d["metric"])}]: '
+            f"{esc(d['message'])}</li>"
             for d in diags
+            if bool(d.get("informational")) == informational
         )
-        parts.append(f"<h4>Diagnostics</h4><ul>{items}</ul>")
+        if items:
+            parts.append(f"<h4>{heading}</h4><ul>{items}</ul>")
     if comparing:
         parts.append(
             f"<p>Before: {esc(node['before_display'])}<br>After: {esc(node['display'])}<br>"
@@ -275,7 +322,7 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
         )
         rails.append(_rail(group, nodes))
         rankings.append(_ranking(group, view, view_map["total"]))
-        tops.append(top_table(group))
+        tops.append(type_table(group) + top_table(group))
     first = view_map["groups"][0]
     selected = next((n for n in first["nodes"] if n["id"] == initial), first["nodes"][0])
     rail_html = "".join(rails) or "<p>Every module with a value is drawn at its size.</p>"
@@ -296,6 +343,7 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
         '<button type="button" data-action="zoom" disabled>Zoom into branch</button>'
         '<button type="button" data-action="up" disabled>Parent module</button>'
         '<button type="button" data-action="reset" disabled>Reset map</button></div>'
+        f"{BAR_LEGEND if data['before'] is not None else ''}"
         f"{''.join(maps)}"
         '<div class="rail" aria-label="Modules the map cannot size"><h4>Rail: unknown, tiny and zero '
         "modules</h4>"
@@ -349,6 +397,7 @@ def render_explorer(
             totals.get("operator_flops"),
             "Counted from dispatched operators: a separate method, never added to module FLOPs.",
             changes.get("operator_flops"),
+            method_note(report),
         )
     )
     model_type = report["context"].get("model_type", "unknown model type")

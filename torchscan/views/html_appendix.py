@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchscan.report.schema import COMPUTE_FIELDS, FIELD_UNITS, metric_result
-from torchscan.views.diagnostic_groups import escape_control, group_diagnostics
 from torchscan.views.text import (
     delta_text,
     esc,
@@ -332,55 +331,3 @@ def appendix(data: Mapping[str, Any], report: Mapping[str, Any], before: Mapping
         "</section></details>"
     )
     return "".join(parts)
-
-
-GROUPS_SHOWN = 5
-
-
-def _group_row(group: Mapping[str, Any], node_ids: Mapping[str, str]) -> str:
-    paths = []
-    for path in group["example_paths"]:
-        label = esc(escape_control(path_label(path)))
-        paths.append(f'<a href="#module-{node_ids[path]}">{label}</a>' if path in node_ids else label)
-    hidden = group["path_count"] - len(group["example_paths"])
-    more = f" (+{hidden} more)" if hidden else ""
-    action = f"<code>{esc(escape_control(group['action']))}</code>" if group["action"] else "—"
-    subject = esc(escape_control(group["subject"])) or "—"
-    return (
-        f"<tr><td><code>{esc(group['code'])}</code></td><td>{subject}</td>"
-        f"<td>{esc(escape_control(group['class_path'] or '')) or '—'}</td><td>{number(group['count'])}</td>"
-        f"<td>{', '.join(paths) or '—'}{more}</td><td>{action}</td></tr>"
-    )
-
-
-def diagnostic_groups_section(report: Mapping[str, Any], node_ids: Mapping[str, str]) -> str:
-    """Visible summary of the report's diagnostics, one row per (code, subject) group (issue 15).
-
-    A view of ``report["diagnostics"]`` only: the exact, complete list stays in the appendix
-    (``#diagnostics``). The first ``GROUPS_SHOWN`` groups are visible; the rest fold into details.
-    """
-    groups = group_diagnostics(report)
-    if not groups:
-        return ""
-    head = (
-        "<thead><tr><th>Code</th><th>Module type or operator</th><th>Class path</th><th>Count</th>"
-        "<th>Example paths</th><th>Action that resolves it</th></tr></thead>"
-    )
-    shown = "".join(_group_row(g, node_ids) for g in groups[:GROUPS_SHOWN])
-    rest = groups[GROUPS_SHOWN:]
-    more = ""
-    if rest:
-        count = sum(g["count"] for g in rest)
-        more = (
-            f"<details><summary>{len(rest)} more group{'s' if len(rest) != 1 else ''} ({number(count)} "
-            f"diagnostics)</summary><table>{head}<tbody>"
-            f"{''.join(_group_row(g, node_ids) for g in rest)}</tbody></table></details>"
-        )
-    total = len(report["diagnostics"])
-    return (
-        f'<section id="diagnostic-groups" class="diagnostic-groups"><h2>Diagnostics: {number(total)} in '
-        f"{len(groups)} group{'s' if len(groups) != 1 else ''}</h2><table><caption>One row per code and "
-        "module type or operator; counts are report diagnostics, not calls. Every diagnostic is listed "
-        f'exactly in the appendix (<a href="#diagnostics">all diagnostics</a>).</caption>{head}<tbody>{shown}'
-        f"</tbody></table>{more}</section>"
-    )

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.text import compact_text, esc, long_text, neutral
+from torchscan.views.delta_words import short_delta, short_text
+from torchscan.views.geometry import NO_CONTRIBUTION
+from torchscan.views.text import esc, long_text, neutral
 
 CANVAS = 900
 INNER = 892
@@ -21,6 +23,11 @@ ROW_COMPARING = 76
 BAR_HEIGHT = 7
 PALETTE = ("#2f6db5", "#3f86c9", "#5b9bd5", "#7fb1e0", "#9fc4e8", "#bcd6ef")
 NEUTRAL = "#c8c8c8"
+NO_VALUE_WORDS = "no recorded value"
+BAR_KEY = (
+    "both bars of every tile share one scale per map; Δ is the branch subtotal after minus before "
+    "(a removed branch is -before, an added one +after)"
+)
 
 
 def row_height(group: Mapping[str, Any]) -> int:
@@ -84,11 +91,28 @@ def describe(group: Mapping[str, Any], node: Mapping[str, Any], types: str = "")
         parts.append(f"Before: {node['before_display']}.")
         if node["delta"] is not None:
             parts.append(f"Complete comparable delta: {node['delta_display'].removeprefix('complete · ')}.")
+        elif node["delta_reason"] == NO_CONTRIBUTION:
+            parts.append(f"No delta: {NO_VALUE_WORDS} in this group on either side.")
         else:
             parts.append(f"Delta unknown: {node['delta_reason']}.")
         if node["change"] != "matched":
             parts.append(f"This module was {node['change']}.")
     return " ".join(parts)
+
+
+def tile_delta(group: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+    """A tile's change line: ``Δ -11.2G FLOPs (-50.0%) · complete``, or why there is none.
+
+    The delta is the branch's subtotal after minus before (a removed branch reads -before, an added
+    one +after); "delta unknown" is left for a side that is not complete or not comparable.
+    """
+    if node["delta"] is not None:
+        before = node["before_subtotal"]
+        base = before["value"] if before is not None and before["status"] == "complete" else None
+        return f"Δ {short_delta(node['delta'], group['unit'], base)} · complete"
+    if node["delta_reason"] == NO_CONTRIBUTION:
+        return NO_VALUE_WORDS
+    return "delta unknown"
 
 
 def _fit(text: str, pixels: float) -> str:
@@ -113,7 +137,7 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
     x, y, w, h = tile_box(group, node["x"], node["width"], node["depth"])
     pixels = float(w)
     fill = _fill(group, node)
-    value = "structural · unscaled" if group["scale"] == "structure" else compact_text(node["subtotal"])
+    value = "structural · unscaled" if group["scale"] == "structure" else short_text(node["subtotal"])
     if node["covered"]:
         value = "covered · " + value
     drawing: dict[str, Any] = {
@@ -133,12 +157,7 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
             f"{min(known * scale, pixels) if scale else 0.0:.3f}"
             for known in (node["before_known"], node["known"])
         ]
-        delta = (
-            f"Δ {node['delta_display'].removeprefix('complete · ')} · complete"
-            if node["delta"] is not None
-            else "delta unknown"
-        )
-        drawing["delta"] = _fit(delta, pixels)
+        drawing["delta"] = _fit(tile_delta(group, node), pixels)
     if node["children"] and node["direct_width"] > 0:
         drawing["own"] = list(tile_box(group, node["direct_x"], node["direct_width"], node["depth"] + 1))
     return drawing

@@ -170,7 +170,7 @@ def _diagnostics(report: Mapping[str, Any], prefix: str = "", heading: str = "Di
     items = "".join(
         f'<li id="{prefix}diagnostic-{i}"><span class="badge {esc(entry["severity"])}">'
         f"{esc(entry['severity'])}</span> "
-        f"<code>{esc(entry['code'])}</code> {esc(entry['message'])}"
+        f"<code>{esc(entry['code'])}</code> {esc(entry['metric'])}: {esc(entry['message'])}"
         + (f" (path {esc(entry['path'] or '(root)')})" if "path" in entry else "")
         + "</li>"
         for i, entry in enumerate(entries)

@@ -84,7 +84,8 @@ def _origin(entry: Mapping[str, Any]) -> str:
 
 def _diagnostics(report: Mapping[str, Any]) -> str:
     items = "".join(
-        f"<li>{esc(_origin(entry))}<code>{esc(entry['code'])}</code> {esc(entry['message'])}</li>"
+        f"<li>{esc(_origin(entry))}<code>{esc(entry['code'])}</code> {esc(entry['metric'])}: "
+        f"{esc(entry['message'])}</li>"
         for entry in report["diagnostics"]
     )
     return f"<h2>Diagnostics</h2><ul>{items}</ul>" if items else ""

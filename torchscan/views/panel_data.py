@@ -11,8 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from torchscan.views.delta_words import short_delta, short_measure, short_number, short_text
 from torchscan.views.text import (
-    compact_text,
     delta_text,
     long_parts,
     long_text,
@@ -30,7 +30,10 @@ def share_text(value: float, total: Mapping[str, Any] | None) -> str:
     """``12.3%`` of a complete total; ``≤ 12.3%`` of a partial one (its known part is a lower bound)."""
     if total is None or total["status"] == "unavailable" or not total["known_value"]:
         return "unknown"
-    ratio = 100 * (float(value) / float(total["known_value"]))  # floats: a huge ratio is inf, not an error
+    try:  # floats: a huge ratio is inf, not an error; a by-type sum may be an int beyond float range
+        ratio = 100 * (float(value) / float(total["known_value"]))
+    except OverflowError:
+        return "beyond the float range"
     if not math.isfinite(ratio):
         return "beyond the float range"
     share = f"{ratio:.1f}%"
@@ -45,6 +48,25 @@ def change_words(entry: Mapping[str, Any]) -> str:
         return missing_delta_text(entry)
     unit = (entry.get("after") or entry.get("before") or {}).get("unit", "")
     return delta_text(entry["delta"], unit)
+
+
+def change_short(change: Mapping[str, Any]) -> str:
+    """A total's change in short units with its relative size (``-11.2G FLOPs (-50.0%)``), or why none."""
+    if change.get("withheld") or change.get("delta") is None:
+        return change_words(change)
+    before, after = change.get("before"), change.get("after")
+    unit = (after or before or {}).get("unit", "")
+    base = before["value"] if before is not None and before["status"] == "complete" else None
+    return short_delta(change["delta"], unit, base)
+
+
+def card_change(change: Mapping[str, Any]) -> str:
+    """``Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)``: short units, relative change.
+
+    The exact values stay in the appendix's comparison table; a withheld or unknown change says why.
+    """
+    before, after = change.get("before"), change.get("after")
+    return f"Before {short_measure(before)} → after {short_measure(after)} · Δ {change_short(change)}"
 
 
 def rail_note(node: Mapping[str, Any]) -> str:
@@ -62,9 +84,111 @@ def _complete_calls(group: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     for node in group["nodes"]:
         for call in node["calls"]:
             if call["in_group"] and call["result"]["status"] == "complete":
-                key = (-call["result"]["value"], node["path"], call["call_index"])
+                # Ties rank in forward (call) order: layer.0, layer.1, …, layer.10, never as text.
+                key = (-call["result"]["value"], call["index"], call["call_index"])
                 rows.append((*key, order[node["id"]], call, node))
     rows.sort(key=lambda item: item[:3])
+    return rows
+
+
+def top_change(group: Mapping[str, Any], node: Mapping[str, Any], call: Mapping[str, Any]) -> dict[str, str]:
+    """Before and Δ cells of a top-N row: the same call (path, call index) in the baseline."""
+    match = [c for c in node["before_calls"] if c["call_index"] == call["call_index"] and c["in_group"]]
+    after = call["result"]["value"]
+    if node["change"] == "added" or not any(
+        c["call_index"] == call["call_index"] for c in node["before_calls"]
+    ):
+        return {"before": "not called", "delta": f"{short_delta(after, group['unit'], None)} · added"}
+    if not match:
+        return {"before": "another method", "delta": "not comparable (measured under another method)"}
+    before = match[0]["result"]
+    if before["status"] != "complete":
+        return {"before": short_measure(before), "delta": "delta unknown (baseline not complete)"}
+    return {
+        "before": short_measure(before),
+        "delta": short_delta(after - before["value"], group["unit"], before["value"]),
+    }
+
+
+def _type_sums(group: Mapping[str, Any], field: str) -> dict[str, dict[str, Any]]:
+    """Per module type: in-group calls, known sum, incomplete calls and first (forward) position."""
+    types: dict[str, dict[str, Any]] = {}
+    for position, node in enumerate(group["nodes"]):
+        for call in node[field]:
+            if not call["in_group"]:
+                continue
+            entry = types.setdefault(
+                node["type"], {"calls": 0, "known": 0, "incomplete": 0, "first": position}
+            )
+            entry["calls"] += 1
+            result = call["result"]
+            if result["status"] != "complete":
+                entry["incomplete"] += 1
+            entry["known"] += result["known_value"] or 0
+    return types
+
+
+def _type_change(
+    after: Mapping[str, Any] | None, before: Mapping[str, Any] | None, unit: str
+) -> dict[str, str]:
+    """Before and Δ cells of a by-type row; a type one side never called contributes an exact 0."""
+    if before is None:
+        before_text = "not called"
+    elif before["incomplete"]:
+        before_text = f"≥ {short_number(before['known'])} {unit}"
+    else:
+        before_text = f"{short_number(before['known'])} {unit}"
+    if (after or {}).get("incomplete") or (before or {}).get("incomplete"):
+        return {"before": before_text, "delta": "delta unknown (a side is not complete)"}
+    now, then = (after or {}).get("known", 0), (before or {}).get("known", 0)
+    return {"before": before_text, "delta": short_delta(now - then, unit, then if before else None)}
+
+
+def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Own values summed per module type, largest first (issue 23): where a model's cost sits by kind.
+
+    Like the table's folded rows, identical calls add up into one line with their count. Only calls
+    in this group count; a type with an incomplete call reads as a lower bound (``≥``), and a type
+    whose calls are all unknown is listed last as unknown, never as zero. When comparing, each row
+    also gives the baseline's sum and the change, and types only the baseline called are listed.
+    """
+    types = _type_sums(group, "calls")
+    before = _type_sums(group, "before_calls") if group["comparison"] else {}
+    unit = group["unit"]
+    empty = {"calls": 0, "known": 0, "incomplete": 0, "first": 0}
+    rows = []
+    order = sorted(
+        set(types) | set(before),
+        key=lambda t: (
+            t not in types,
+            types.get(t, empty)["incomplete"] == types.get(t, empty)["calls"],
+            -types.get(t, empty)["known"],
+            (types.get(t) or before[t])["first"],
+        ),
+    )
+    for name in order:
+        entry = types.get(name)
+        if entry is None:
+            text, share, calls = "not called", "—", 0
+        elif entry["incomplete"] == entry["calls"] and not entry["known"]:
+            text, share, calls = "unknown", "unknown", entry["calls"]
+        else:
+            known, calls = entry["known"], entry["calls"]
+            value = short_number(known)
+            text = (
+                f"{value} {unit}"
+                if not entry["incomplete"]
+                else f"≥ {value} {unit} · {entry['incomplete']} incomplete"
+            )
+            share = share_text(known, total)
+            if entry["incomplete"] and share.startswith("≤ "):
+                share = "unknown"  # a lower bound over a lower bound bounds nothing
+            elif entry["incomplete"] and share[:1].isdigit():
+                share = "≥ " + share
+        row: dict[str, Any] = {"type": name, "calls": calls, "text": text, "share": share}
+        if group["comparison"]:
+            row.update(_type_change(entry, before.get(name), unit))
+        rows.append(row)
     return rows
 
 
@@ -73,7 +197,7 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
     total = view_map["total"]
     view_map["total_parts"] = list(long_parts(total))
     entry = view_map["comparison_delta"]
-    view_map["change_text"] = change_words(entry) if comparing and entry is not None else None
+    view_map["change_text"] = change_short(entry) if comparing and entry is not None else None
     for group in view_map["groups"]:
         nodes = {node["id"]: node for node in group["nodes"]}
         scale = (
@@ -84,7 +208,7 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
         group["heading"] = f"{group['label']} · known total {long_text(group['nodes'][0]['subtotal'])}{scale}"
         for card in group["rails"]:
             node = nodes[card["node"]]
-            card["text"] = compact_text(node["direct"] or node["subtotal"])
+            card["text"] = short_text(node["direct"] or node["subtotal"])
             card["note"] = rail_note(node)
         rows = _complete_calls(group)
         largest = -rows[0][0] if rows else 0
@@ -102,11 +226,15 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
                 "call": f"{path_label(node['path'])} · call #{call['call_index']}",
                 "type": node["type"],
                 "value": call["result"]["value"],
-                "text": compact_text(call["result"]),
+                "text": short_text(call["result"]),
                 "share": share_text(call["result"]["value"], total),
             }
             for rank, (_, _, _, position, call, node) in enumerate(rows[:TOP_N], start=1)
         ]
+        if comparing:
+            for row, (_, _, _, _, call, node) in zip(group["top"], rows[:TOP_N], strict=True):
+                row.update(top_change(group, node, call))
+        group["by_type"] = by_type(group, total)
         group["complete_calls"] = len(rows)
         for node in group["nodes"]:
             node["direct_display"] = long_text(node["direct"]) if node["direct"] is not None else None

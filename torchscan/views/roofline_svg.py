@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.text import esc, path_label
+from torchscan.views.text import duration, esc, fixed, human, path_label
 
 WIDTH, HEIGHT = 720, 360
 LEFT, RIGHT, TOP, BOTTOM = 78, 20, 20, 48
@@ -65,15 +65,27 @@ def _log(value: float) -> float:
 
 
 def _ratio_text(numerator: float, denominator: float) -> str:
-    """``numerator ÷ denominator`` as ``%.3g`` text, from logs when the ratio leaves the float range."""
+    """``numerator ÷ denominator`` in three significant digits, from logs when it leaves the float range."""
     ratio = numerator / denominator
     if 0 < ratio < math.inf:
-        return f"{ratio:.3g}"
+        return fixed(ratio, 3)
     exponent = _log(numerator) - _log(denominator)
     mantissa, power = math.modf(exponent)
     if mantissa < 0:
         mantissa, power = mantissa + 1, power - 1
-    return f"{10.0**mantissa:.3g}e{int(power)}"
+    return f"{fixed(10.0**mantissa, 3)} × 10{str(int(power)).translate(_SUPERSCRIPT)}"
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_PREFIXES = {-3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P"}
+
+
+def _tick(power: int) -> str:
+    """A power of ten as an axis label people read: ``0.01``, ``1``, ``100 G``, ``10¹⁸``."""
+    if -3 <= power <= 17:
+        base = 3 * math.floor(power / 3) if power >= 3 else 0
+        return f"{10 ** (power - base):,} {_PREFIXES[base]}".rstrip() if base else fixed(10.0**power)
+    return f"10{str(power).translate(_SUPERSCRIPT)}"  # never 10.0**power: 10^400 overflows a float
 
 
 class _Axes:
@@ -103,13 +115,13 @@ def _grid(axes: _Axes) -> list[str]:
         parts.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM}" stroke="#ddd"/>')
         parts.append(
             f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="11" text-anchor="middle">'
-            f"1e{power}</text>"
+            f"{_tick(power)}</text>"
         )
     for power in _ticks(*axes.y):
         y = axes.py(power)
         parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
         parts.append(
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">1e{power}</text>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{_tick(power)}</text>'
         )
     parts.append(
         f'<text x="{(LEFT + WIDTH - RIGHT) / 2:.0f}" y="{HEIGHT - 10}" font-size="12" text-anchor="middle">'
@@ -137,10 +149,10 @@ def _roof(axes: _Axes, peak: float, bandwidth: float) -> str:
         "<title>roof: min(stated peak, intensity x stated bandwidth); ridge at "
         f"{_ratio_text(peak, bandwidth)} FLOPs/byte</title></polyline>"
         f'<text x="{WIDTH - RIGHT - 4}" y="{axes.py(top) - 6:.1f}" font-size="11" text-anchor="end" '
-        f'fill="#b33">stated peak {peak:.3g} FLOP/s</text>'
+        f'fill="#b33">stated peak {human(peak, "FLOPs/s")}</text>'
         f'<text x="{axes.px(middle) + 10:.1f}" y="{axes.py(min(middle + slope, top)) + 16:.1f}" '
         'font-size="11" '
-        f'fill="#b33">stated bandwidth {bandwidth:.3g} B/s × intensity</text>'
+        f'fill="#b33">stated bandwidth {human(bandwidth, "bytes/s")} × intensity</text>'
     )
 
 
@@ -151,14 +163,15 @@ def _circle(
     seconds = point["seconds"]
     when = "unavailable"
     if seconds is not None and seconds["known_value"] is not None:
-        when = f"{'≥ ' if seconds['status'] == 'partial' else ''}{seconds['known_value']:.3g} s"
+        when = f"{'≥ ' if seconds['status'] == 'partial' else ''}{duration(seconds['known_value'])}"
     bound = "≥ " if point["partial"] else ""
     fill = "none" if point["partial"] else "#2a6fb0"
     cy = axes.py(height) if y is None else y
     return (
         f'<circle cx="{axes.px(_log(point["intensity"])):.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{fill}" '
         f'fill-opacity="0.55" stroke="#2a6fb0"><title>{esc(point["label"])}: intensity '
-        f"{bound}{point['intensity']:.3g} FLOPs/byte, module FLOPs {bound}{point['flops']:.4g}, "
+        f"{bound}{fixed(point['intensity'], 3)} FLOPs/byte, module FLOPs "
+        f"{bound}{human(point['flops'], 'FLOPs')}, "
         f"roofline time {esc(when)} (model, not measured)</title></circle>"
     )
 
@@ -170,8 +183,10 @@ def roofline_section(report: Mapping[str, Any]) -> str:
         return ""
     peak, bandwidth = float(facts["peak_flops_per_second"]), facts.get("memory_bandwidth_bytes_per_second")
     points, skipped = _points(report)
-    stated = f"peak {peak:.3g} FLOP/s" + (
-        f", bandwidth {float(bandwidth):.3g} bytes/s" if bandwidth is not None else ", no bandwidth stated"
+    stated = f"peak {human(peak, 'FLOPs/s')}" + (
+        f", bandwidth {human(float(bandwidth), 'bytes/s')}"
+        if bandwidth is not None
+        else ", no bandwidth stated"
     )
     caption = f"Roofline under the stated facts of {facts['name']!r}: {stated}"
     heaviest = max((point["flops"] for point in points), default=1.0)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from torchscan.views.text import esc
+from torchscan.views.text import duration, esc, human, human_delta
 
 # ``noisy`` when IQR / median exceeds this (10 %): at that spread a 10 % change of the median is
 # within the middle half of the blocks. Descriptive only; it is not a significance test.
@@ -65,17 +65,36 @@ def is_noisy(values: Sequence[float]) -> bool:
 
 
 def _ms(seconds: float) -> str:
-    value = seconds * 1000
-    return f"{value:,.4g} ms" if math.isfinite(value) else "beyond the float range"
+    """A duration in ms/µs/s as people read it (issue 23 item 5): ``201.8 µs``, never e-notation."""
+    # Block times near the float limit (a corrupt or hostile file) read as such, not as 309 digits.
+    return duration(seconds) if math.isfinite(seconds * 1000) else "beyond the float range"
 
 
-def _row(values: Sequence[float], label: str, index: int, scale: float) -> str:
+def calls_per_block(measurement: Mapping[str, Any]) -> int | None:
+    """``number_per_run``: how many calls each block averages, or ``None`` when not recorded."""
+    per_run = measurement.get("number_per_run")
+    if isinstance(per_run, bool) or not isinstance(per_run, int) or per_run <= 0:
+        return None
+    return per_run
+
+
+def layout_text(count: int, per_block: int | None) -> str:
+    """``27 blocks × 100 calls`` (how a run was timed), or ``27 blocks`` when calls are unknown."""
+    if per_block is None:
+        return f"{count:,} blocks"
+    return f"{count:,} blocks × {per_block:,} call{'s' if per_block != 1 else ''}"
+
+
+def _row(values: Sequence[float], label: str, index: int, scale: float, per_block: int | None) -> str:
     top = TOP + index * ROW
     middle = top + ROW / 2
     median, q1, q3 = quantile(values, 0.5), quantile(values, 0.25), quantile(values, 0.75)
+    calls = "" if per_block is None else f' data-calls-per-block="{per_block}"'
     parts = [
-        f'<g class="strip-row" data-run="{esc(label)}" data-blocks="{len(values)}">',
-        f'<text x="4" y="{middle + 4:.1f}" font-size="12">{esc(label)}</text>',
+        f'<g class="strip-row" data-run="{esc(label)}" data-blocks="{len(values)}"{calls}>',
+        f'<text x="4" y="{middle - 3:.1f}" font-size="12">{esc(label)}</text>',
+        f'<text class="strip-layout" x="4" y="{middle + 11:.1f}" font-size="10">'
+        f"{esc(layout_text(len(values), per_block))}</text>",
         f'<rect data-iqr="" x="{LEFT + q1 * scale:.2f}" y="{top + 6:.1f}" '
         f'width="{max((q3 - q1) * scale, 1):.2f}" height="{ROW - 12}" fill="#9fc4e8" fill-opacity="0.55" '
         'stroke="#2f6db5"/>',
@@ -95,8 +114,16 @@ def _row(values: Sequence[float], label: str, index: int, scale: float) -> str:
     return "".join(parts)
 
 
-def strip_plot(runs: Sequence[tuple[str, Sequence[float]]]) -> str:
-    """An inline ``<svg class="strip-plot">`` of one or more runs on a shared zero-based scale."""
+def strip_plot(
+    runs: Sequence[tuple[str, Sequence[float]]], per_block: Sequence[int | None] | None = None
+) -> str:
+    """An inline ``<svg class="strip-plot">`` of one or more runs on a shared zero-based scale.
+
+    ``per_block`` gives each run's calls per block (``number_per_run``), printed under its label as
+    ``27 blocks × 100 calls`` so two runs timed with different blocks are never read as alike.
+    """
+    counts = list(per_block) if per_block is not None else [None] * len(runs)
+    layouts = {label: counts[k] for k, (label, _) in enumerate(runs)}
     drawn = [(label, values) for label, values in runs if values]
     if not drawn:
         return '<p class="note">No raw timing blocks were recorded, so there is nothing to plot.</p>'
@@ -112,18 +139,20 @@ def strip_plot(runs: Sequence[tuple[str, Sequence[float]]]) -> str:
         x = LEFT + seconds * scale
         ticks.append(
             f'<line x1="{x:.2f}" x2="{x:.2f}" y1="{axis_y}" y2="{axis_y + 5}" stroke="#555"/>'
-            f'<text x="{x:.2f}" y="{axis_y + 18}" font-size="11" text-anchor="middle">{_ms(seconds)}</text>'
+            f'<text x="{x:.2f}" y="{axis_y + 18}" font-size="11" text-anchor="middle">'
+            f"{_ms(seconds) if seconds else '0'}</text>"
         )
     summary = "; ".join(
-        f"{label}: {len(values)} blocks, median {_ms(quantile(values, 0.5))}, IQR "
+        f"{label}: {layout_text(len(values), layouts[label])}, median {_ms(quantile(values, 0.5))}, IQR "
         f"{_ms(quantile(values, 0.75) - quantile(values, 0.25))}"
         for label, values in drawn
     )
-    rows = "".join(_row(values, label, k, scale) for k, (label, values) in enumerate(drawn))
+    rows = "".join(_row(values, label, k, scale, layouts[label]) for k, (label, values) in enumerate(drawn))
     return (
         f'<svg class="strip-plot" xmlns="http://www.w3.org/2000/svg" role="img" '
         f'aria-label="Per-call block averages. {esc(summary)}" viewBox="0 0 {WIDTH} {height}" '
-        f'width="{WIDTH}" height="{height}" font-family="system-ui, sans-serif">'
+        f'width="{WIDTH}" height="{height}" style="max-width:100%;height:auto" '
+        'font-family="system-ui, sans-serif">'
         f"<title>Raw timing blocks: {esc(summary)}</title>"
         f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{axis_y}" y2="{axis_y}" stroke="#555"/>'
         f"{''.join(ticks)}{rows}</svg>"
@@ -163,34 +192,77 @@ def throughput_note(report: Mapping[str, Any]) -> str:
     from_median = units / latency["value"]
     if abs(throughput["value"] - from_median) <= THROUGHPUT_TOLERANCE * from_median:
         return ""
-    unit = esc(throughput["unit"])
+    unit = throughput["unit"]
     return (
-        f'<p class="note throughput-note">Throughput {throughput["value"]:,.4g} {unit} is work units × '
+        f'<p class="note throughput-note">Throughput {esc(human(throughput["value"], unit))} is work units × '
         "measured calls ÷ total block time (a mean over every block), so it differs from work units ÷ "
-        f"median latency ({from_median:,.4g} {unit}) when block times are uneven.</p>"
+        f"median latency ({esc(human(from_median, unit))}) when block times are uneven.</p>"
     )
 
 
 def latency_section(report: Mapping[str, Any]) -> str:
     """Strip plot, ``noisy`` label and throughput note for one ``BenchmarkReport``."""
     values = block_averages(report["measurement"])
+    per_block = [calls_per_block(report["measurement"])]
     return (
         '<section id="timing-blocks"><h2>Raw timing blocks</h2><p class="note">Each dot is one block\'s '
         "per-call average; the red line is the median, the band the interquartile range. Not request "
-        f"percentiles.</p>{strip_plot([('This run', values)])}{_noise_words('This run', values)}"
+        f"percentiles.</p>{strip_plot([('This run', values)], per_block)}{_noise_words('This run', values)}"
         f"{throughput_note(report)}</section>"
     )
 
 
+def _layout_note(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """A sentence when the two runs were timed with different blocks (not only a footnote)."""
+    old, new = block_averages(before), block_averages(after)
+    old_calls, new_calls = calls_per_block(before), calls_per_block(after)
+    if not old or not new or (len(old), old_calls) == (len(new), new_calls):
+        return ""
+    return (
+        '<p class="layout-note"><strong>Different timing blocks:</strong> baseline '
+        f"{esc(layout_text(len(old), old_calls))}, candidate {esc(layout_text(len(new), new_calls))}. A "
+        "block of fewer calls averages over less, so its dots spread wider and its IQR is larger for the "
+        "same code: compare the medians, and measure both with the same min_run_time before trusting a "
+        "difference in spread.</p>"
+    )
+
+
+def _direction_note(comparison: Mapping[str, Any]) -> str:
+    """A visible sentence when latency and throughput moved in contradicting directions."""
+    totals = comparison.get("totals", {})
+    latency, throughput = totals.get("latency") or {}, totals.get("throughput") or {}
+    if latency.get("delta") is None or throughput.get("delta") is None:
+        return ""
+    if not (latency["delta"] < 0 and throughput["delta"] < 0) and not (
+        latency["delta"] > 0 and throughput["delta"] > 0
+    ):
+        return ""
+
+    def change(entry: Mapping[str, Any]) -> str:
+        before = (entry.get("before") or {}).get("value")
+        return human_delta(entry["delta"], (entry.get("after") or {}).get("unit", ""), before)
+
+    better = "improved" if latency["delta"] < 0 else "worsened"
+    moved = "fell" if throughput["delta"] < 0 else "rose"
+    return (
+        f'<p class="direction-note"><strong>Latency {better} ({esc(change(latency))}) while throughput '
+        f"{moved} ({esc(change(throughput))}).</strong> Latency is the median block average; throughput "
+        "is work units × measured calls ÷ total block time, a mean over every block, so a few slow blocks "
+        "lower it without moving the median. Look at the strips below before reporting either.</p>"
+    )
+
+
 def comparison_section(comparison: Mapping[str, Any]) -> str:
-    """Both runs' strip plots side by side on one scale, with their ``noisy`` labels."""
-    before = block_averages(comparison["before"]["measurement"])
-    after = block_averages(comparison["after"]["measurement"])
+    """Both runs' strip plots on one scale, labelled blocks × calls, with their ``noisy`` labels."""
+    before_run, after_run = comparison["before"]["measurement"], comparison["after"]["measurement"]
+    before, after = block_averages(before_run), block_averages(after_run)
+    per_block = [calls_per_block(before_run), calls_per_block(after_run)]
     return (
         '<section id="timing-blocks"><h2>Raw timing blocks, baseline and candidate</h2><p class="note">Both '
         "runs share one zero-based scale; each dot is one block's per-call average, the red line the "
-        "median, the band the interquartile range.</p>"
-        f"{strip_plot([('Baseline', before), ('Candidate', after)])}"
+        "median, the band the interquartile range; under each label, how the run was timed (blocks × "
+        f"calls per block).</p>{_direction_note(comparison)}{_layout_note(before_run, after_run)}"
+        f"{strip_plot([('Baseline', before), ('Candidate', after)], per_block)}"
         f"{_noise_words('Baseline', before)}{_noise_words('Candidate', after)}"
         f"{throughput_note(comparison['before'])}{throughput_note(comparison['after'])}</section>"
     )

@@ -10,10 +10,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from torchscan.views.delta_words import short_text
 from torchscan.views.evidence import build_data
 from torchscan.views.geometry import VIEW_TOTALS
-from torchscan.views.map_svg import CANVAS, draw_map, map_height
-from torchscan.views.text import compact_text, delta_text, esc, missing_delta_text, path_label, svg_text
+from torchscan.views.map_svg import BAR_KEY, CANVAS, draw_map, map_height
+from torchscan.views.panel_data import card_change
+from torchscan.views.text import delta_text, esc, missing_delta_text, path_label, svg_text
 
 LINE = 18
 
@@ -106,6 +108,15 @@ def render_svg(
         f"{svg_text(report['totals'].get('operator_flops'))}"
     )
     canvas.text("This is the module hierarchy of executed calls, not a computational graph.")
+    if diff is not None:  # the paired bars' key (issue 23), as in the explorer
+        y = canvas.y + 8
+        canvas.raw(
+            f'<g id="bar-legend"><rect x="10" y="{y}" width="28" height="7" class="bar-before" '
+            f'fill="#6b6b6b"/><text x="44" y="{y + 8}" font-size="12">before (baseline)</text>'
+            f'<rect x="160" y="{y}" width="28" height="7" class="bar-after" fill="#111111"/>'
+            f'<text x="194" y="{y + 8}" font-size="12">after · {esc(BAR_KEY)}</text></g>',
+            LINE,
+        )
     selected_done = False
     for group in view_map["groups"]:
         canvas.y += 8
@@ -130,7 +141,7 @@ def render_svg(
                 f'<text x="{x + 6}" y="{y + 16}" font-size="12">{esc(path_label(node["path"]))} · '
                 f"{card['kind']}</text>"
                 f'<text x="{x + 6}" y="{y + 33}" font-size="11">'
-                f"{esc(compact_text(node['direct'] or node['subtotal']))} · not sized by cost</text></a>"
+                f"{esc(short_text(node['direct'] or node['subtotal']))} · not sized by cost</text></a>"
             )
         if group["rails"]:
             canvas.y += 6 + ((len(group["rails"]) + 3) // 4) * 48
@@ -153,6 +164,7 @@ def render_svg(
             change = entry.get("withheld") or (
                 delta_text(entry["delta"], unit) if entry["delta"] is not None else missing_delta_text(entry)
             )
+            canvas.text(card_change(entry), weight="bold")
             canvas.text(
                 f"Before {svg_text(entry.get('before'))} · after {svg_text(entry.get('after'))} · change "
                 f"{change}"

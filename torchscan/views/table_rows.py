@@ -1,15 +1,16 @@
 """The rows of the summary table: call tree, depth limit and folded repeated blocks (issue 15 item 1).
 
 A view model built from a report alone (no torch). Every layer call of the report is *assigned* to
-exactly one table row — its own row when shown, else the row of its nearest shown ancestor — so any
-additive column summed over the rows equals the model total: nothing is dropped and nothing counted
-twice. A row that holds hidden descendants is *collapsed*; its additive cells are marked as subtree
-values.
+exactly one table row — its own row when shown, else the row of its nearest shown ancestor — so
+nothing is dropped and nothing counted twice. A row that holds hidden descendants is *collapsed*.
+Each row also knows its call's whole subtree (``subtree``): the inclusive cells (issue 23 item 4:
+a ``BertLayer`` row carries its 7,087,872 parameters, as torchinfo shows) sum it.
 
 Repeated identical sibling blocks (``encoder.layer.0`` … ``encoder.layer.11`` with the same
-structure, shapes, parameter counts and metric results) fold into one row that stands for all of
-them; below it, each row stands for the corresponding call of every block, so the summed values stay
-exact.
+structure, shapes, parameter counts and metric results) fold into one row ``(×12) layer.0 …
+layer.11`` that shows *one* of them — every block has exactly the same values, so one block's are
+exact for each — and the rows below it show that block's calls. ``layers`` still lists the
+corresponding call of every block, for views that join another report on them.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ ROW_BUDGET = 40
 class TableRow:
     """One printed row: the layer calls it shows and the hidden ones it sums (report indices).
 
-    ``layers`` holds one index, or one per block a fold stands for (``fold`` = their number).
-    ``assigned`` is every layer whose additive costs this row carries: ``layers`` plus hidden
-    descendants.
+    ``layers`` holds one index, or one per block a fold stands for (``fold`` = their number); the
+    first is the call whose values the row shows. ``assigned`` is every layer this row stands for
+    in the one-row-per-call partition: ``layers`` plus hidden descendants. ``subtree`` is the first
+    call and every call it made (shown or hidden): what the inclusive cells sum. ``run`` is the
+    number of identical siblings a fold row stands for inside one parent (``(×run)`` in its name).
     """
 
     layers: list[int]
@@ -39,6 +42,8 @@ class TableRow:
     depth: int
     fold: int = 1
     collapsed: bool = False
+    subtree: list[int] = field(default_factory=list)
+    run: int = 1
 
 
 @dataclass
@@ -151,24 +156,26 @@ class RowModel:
         layers, root = self.layers, self.root
         rows: list[TableRow] = []
         # Work items: the corresponding nodes (one per block a fold stands for), the last block of
-        # a fold that starts at this row (else None), the glyph prefix of its children and its own,
-        # and the parent row's path. Depth-first, in call order.
-        stack: list[tuple[list[_Node], _Node | None, str, str, str]] = [([root], None, "", "", "")]
+        # a fold that starts at this row (else None), the number of siblings it folds in one
+        # parent, the glyph prefix of its children and its own, and the parent row's path.
+        # Depth-first, in call order.
+        stack: list[tuple[list[_Node], _Node | None, int, str, str, str]] = [([root], None, 1, "", "", "")]
         while stack:
-            nodes, last_sibling, child_prefix, prefix, parent = stack.pop()
+            nodes, last_sibling, run, child_prefix, prefix, parent = stack.pop()
             first = nodes[0]
             layer = layers[first.index]
-            name = layer["name"] if first is root else _relative(first.path, parent)
+            # The root is named by its class as written (``BertModel``, not the lower-cased name).
+            name = layer["type"] if first is root else _relative(first.path, parent)
             if layer["call_index"]:
                 name += f" #{layer['call_index']}"
             if last_sibling is not None:  # a fold starts here: name its first and last block
                 final = _relative(last_sibling.path, parent)
                 final_call = layers[last_sibling.index]["call_index"]
-                name = f"(×{len(nodes)}) {name} … {final}" + (f" #{final_call}" if final_call else "")
-            elif len(nodes) > 1:
-                name += f" (×{len(nodes)})"  # inside a fold: this row sums every block's call
+                name = f"(×{run}) {name} … {final}" + (f" #{final_call}" if final_call else "")
             indices = [node.index for node in nodes]
             row = TableRow(indices, list(indices), prefix, name, layer["depth"], len(nodes))
+            row.subtree = _subtree([first])
+            row.run = run
             rows.append(row)
             positions: list[list[_Node]] = []
             for i, child in enumerate(first.children):
@@ -182,13 +189,13 @@ class RowModel:
                 row.assigned.sort()
             runs = _runs(positions, self.fold)
             items = []
-            for number, run in enumerate(runs):
+            for number, siblings in enumerate(runs):
                 last = number == len(runs) - 1
                 glyph = "└─ " if last else "├─ "
                 below = child_prefix + ("   " if last else "│  ")
-                grouped = [node for block in run for node in block]
-                fold_end = run[-1][0] if len(run) > 1 else None
-                items.append((grouped, fold_end, below, child_prefix + glyph, first.path))
+                grouped = [node for block in siblings for node in block]
+                fold_end = siblings[-1][0] if len(siblings) > 1 else None
+                items.append((grouped, fold_end, len(siblings), below, child_prefix + glyph, first.path))
             stack.extend(reversed(items))
         return rows
 

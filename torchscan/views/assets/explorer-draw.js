@@ -16,6 +16,7 @@
     if (group.comparison) {
       parts.push("Before: " + node.before_display + ".");
       if (node.delta !== null) { parts.push("Complete comparable delta: " + node.delta_display.replace(/^complete · /, "") + "."); }
+      else if (node.delta_reason === "no comparable recorded contribution") { parts.push("No delta: no recorded value in this group on either side."); }
       else { parts.push("Delta unknown: " + node.delta_reason + "."); }
       if (node.change !== "matched") { parts.push("This module was " + node.change + "."); }
     }
@@ -38,7 +39,6 @@
     group.nodes.forEach(function (node) {
       var tile = node.tile;
       if (!tile) { return; }
-      var box = tile.box;
       var attrs = { "data-map-node": "", "data-node-id": node.id, "data-group-id": gid, "data-parent": node.parent || "",
         "data-depth": String(node.depth), "data-neutral": isNeutral(group, node) ? "true" : "false", tabindex: "0",
         id: gid + "-" + node.id, href: "#module-" + node.id, "aria-label": describe(group, node) };
@@ -46,30 +46,39 @@
       if (node.children.length) { attrs["aria-expanded"] = "true"; }
       var a = svgEl("a", attrs);
       a.appendChild(svgEl("title", {}, pathLabel(node.path) + ": " + node.display));
-      a.appendChild(svgEl("rect", { "data-tile": "", x: box[0], y: box[1], width: box[2], height: box[3], fill: tile.fill, "class": "tile" }));
-      if (tile.hatched) {
-        a.appendChild(svgEl("rect", { "data-overlay": "partial", x: box[0], y: box[1], width: box[2], height: box[3], fill: "url(#hatch-" + gid + ")" }));
-      }
-      var left = f3(parseFloat(box[0]) + 4);
-      var y = parseFloat(box[1]);
-      if (tile.label) { a.appendChild(svgEl("text", { x: left, y: f3(y + 16), fill: tile.ink }, tile.label)); }
-      if (tile.value) { a.appendChild(svgEl("text", { x: left, y: f3(y + 32), fill: tile.ink, "class": "v" }, tile.value)); }
-      if (tile.bars) {
-        ["before", "after"].forEach(function (bar, i) {
-          a.appendChild(svgEl("rect", { "data-bar": bar, x: f3(parseFloat(box[0])), y: f3(y + 38 + i * 9), width: tile.bars[i], height: "7", "class": "bar-" + bar }));
-        });
-        if (tile.delta) { a.appendChild(svgEl("text", { x: left, y: f3(y + row - 10), fill: tile.ink }, tile.delta)); }
-      }
+      fillTile(a, group, tile, tile);
       svg.appendChild(a);
       if (tile.own) {
-        var own = tile.own;
         var g = svgEl("g", { "data-own-node": node.id, "data-group-id": gid, "class": "own-slot" });
-        g.appendChild(svgEl("rect", { x: own[0], y: own[1], width: own[2], height: own[3], fill: tile.fill, "fill-opacity": "0.45", stroke: "#555", "stroke-dasharray": "3 2" }));
-        if (parseFloat(own[2]) > 30) { g.appendChild(svgEl("text", { x: f3(parseFloat(own[0]) + 4), y: f3(parseFloat(own[1]) + 16) }, "own")); }
+        fillOwn(g, tile, tile.own);
         svg.appendChild(g);
       }
     });
     return svg;
+  }
+  // A tile's drawing from `d` (its stored drawing, or the zoomed re-layout of it): rect, hatch, texts, bars.
+  function fillTile(a, group, tile, d) {
+    var box = d.box;
+    var gid = group.id;
+    var row = group.comparison ? 76 : 58;
+    a.appendChild(svgEl("rect", { "data-tile": "", x: box[0], y: box[1], width: box[2], height: box[3], fill: tile.fill, "class": "tile" }));
+    if (tile.hatched) {
+      a.appendChild(svgEl("rect", { "data-overlay": "partial", x: box[0], y: box[1], width: box[2], height: box[3], fill: "url(#hatch-" + gid + ")" }));
+    }
+    var left = f3(parseFloat(box[0]) + 4);
+    var y = parseFloat(box[1]);
+    if (d.label) { a.appendChild(svgEl("text", { x: left, y: f3(y + 16), fill: tile.ink }, d.label)); }
+    if (d.value) { a.appendChild(svgEl("text", { x: left, y: f3(y + 32), fill: tile.ink, "class": "v" }, d.value)); }
+    if (d.bars) {
+      ["before", "after"].forEach(function (bar, i) {
+        a.appendChild(svgEl("rect", { "data-bar": bar, x: f3(parseFloat(box[0])), y: f3(y + 38 + i * 9), width: d.bars[i], height: "7", "class": "bar-" + bar }));
+      });
+      if (d.delta) { a.appendChild(svgEl("text", { x: left, y: f3(y + row - 10), fill: tile.ink }, d.delta)); }
+    }
+  }
+  function fillOwn(g, tile, own) {
+    g.appendChild(svgEl("rect", { x: own[0], y: own[1], width: own[2], height: own[3], fill: tile.fill, "fill-opacity": "0.45", stroke: "#555", "stroke-dasharray": "3 2" }));
+    if (parseFloat(own[2]) > 30) { g.appendChild(svgEl("text", { x: f3(parseFloat(own[0]) + 4), y: f3(parseFloat(own[1]) + 16) }, "own")); }
   }
   function drawRail(group) {
     if (!group.rails.length) { return null; }
@@ -99,15 +108,33 @@
       return th;
     });
     headers.push(el("th", {}, ["% of model total"]));
+    if (group.comparison) { headers.push(el("th", {}, ["Before"])); headers.push(el("th", {}, ["Δ (after minus before)"])); }
     var rows = group.top.map(function (row) {
-      return el("tr", { "data-rank": String(row.rank), "data-order": String(row.order), "data-type": row.type }, [
+      var cells = [
         el("td", {}, [String(row.rank)]), el("td", {}, [el("a", { href: "#call-" + row.index }, [row.call])]),
-        el("td", {}, [row.type]), el("td", {}, [row.text]), el("td", {}, [row.share])]);
+        el("td", {}, [row.type]), el("td", {}, [row.text]), el("td", {}, [row.share])];
+      if (group.comparison) { cells.push(el("td", {}, [row.before])); cells.push(el("td", {}, [row.delta])); }
+      return el("tr", { "data-rank": String(row.rank), "data-order": String(row.order), "data-type": row.type }, cells);
     });
     return el("table", { "class": "top-layers", "data-group-id": group.id }, [
       el("caption", {}, ["Top " + group.top.length + " of " + group.complete_calls + " complete calls in " + group.label +
         " by own value, with the share of the authoritative model total (sortable; incomplete calls are listed under Rankings)"]),
       el("thead", {}, [el("tr", {}, headers)]), el("tbody", {}, rows)]);
+  }
+  function drawByType(group) {
+    if (!group.by_type.length) { return null; }
+    var rows = group.by_type.map(function (row) {
+      var cells = [el("td", {}, [row.type || "structural"]), el("td", {}, [String(row.calls)]),
+        el("td", {}, [row.text]), el("td", {}, [row.share])];
+      if (group.comparison) { cells.push(el("td", {}, [row.before])); cells.push(el("td", {}, [row.delta])); }
+      return el("tr", {}, cells);
+    });
+    var heads = ["Module type", "Calls", "Own value, all calls", "% of model total"];
+    if (group.comparison) { heads = heads.concat(["Before", "Δ (after minus before)"]); }
+    return el("table", { "class": "by-type", "data-group-id": group.id }, [
+      el("caption", {}, ["By module type in " + group.label + ": own values of every call of a type added up, largest first (a type with an incomplete call is a lower bound)"]),
+      el("thead", {}, [el("tr", {}, heads.map(function (h) { return el("th", {}, [h]); }))]),
+      el("tbody", {}, rows)]);
   }
   function drawRanking(view, group, total) {
     var calls = {};
@@ -151,6 +178,10 @@
       el("h3", { "class": "panel-title" }, [map.label + " by module"]),
       el("p", { "class": "note" }, ["This is the module hierarchy of executed calls, not a computational graph. Tile width is the known recorded value of a module and its descendants within one method group; hatched tiles are lower bounds and grey tiles are unknown or unscaled."]),
       total[0], toolbar]);
+    if (data.before) {
+      column.appendChild(el("p", { "class": "bar-legend" }, [el("span", { "class": "swatch bar-before" }), " before (baseline) ",
+        el("span", { "class": "swatch bar-after" }), " after · both bars of every tile share one scale per map; Δ is the branch subtotal after minus before (a removed branch is -before, an added one +after)"]));
+    }
     var rails = [];
     var tops = [];
     var rankings = [];
@@ -160,6 +191,8 @@
         el("div", { "class": "map-scroll" }, [drawMap(group)])]));
       var rail = drawRail(group);
       if (rail) { rails.push(rail); }
+      var types = drawByType(group);
+      if (types) { tops.push(types); }
       var top = drawTop(group);
       if (top) { tops.push(top); }
       rankings.push(drawRanking(view, group, map.total));

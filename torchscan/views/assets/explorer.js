@@ -136,12 +136,14 @@
     if (count > 1) { parts.push(el("p", { "class": "note" }, ["The schema cannot tie a child call to a parent call."])); }
     parts.push(el("p", {}, ["Method: " + group.method, el("br"), "Scope: " + group.scope, el("br"), "Unit: " + group.unit]));
     var diags = data.diagnostics.filter(function (d) { return d.path === node.path; });
-    if (diags.length) {
-      parts.push(el("h4", {}, ["Diagnostics"]));
-      parts.push(el("ul", {}, diags.map(function (d) {
-        return el("li", {}, [el("a", { href: "#diagnostic-" + d.index }, [d.code]), ": " + d.message]);
+    [["Diagnostics", false], ["Not requested (informational)", true]].forEach(function (pair) {
+      var listed = diags.filter(function (d) { return Boolean(d.informational) === pair[1]; });
+      if (!listed.length) { return; }
+      parts.push(el("h4", {}, [pair[0]]));
+      parts.push(el("ul", {}, listed.map(function (d) {
+        return el("li", {}, [el("a", { href: "#diagnostic-" + d.index }, [d.code]), " [" + d.metric + "]: " + d.message]);
       })));
-    }
+    });
     if (data.before) {
       parts.push(el("p", {}, ["Before: " + node.before_display, el("br"), "After: " + node.display, el("br"), "Delta: " + node.delta_display]));
       var before = data.before_diagnostics.filter(function (d) { return d.path === node.path || d.path === undefined; });
@@ -172,25 +174,120 @@
     return out;
   }
 
-  function frameOf(tile) {
-    var rect = tile.querySelector("rect[data-tile]");
-    var svg = tile.ownerSVGElement;
-    var height = originals.get(svg).height;
-    var x = parseFloat(rect.getAttribute("x"));
-    var y = parseFloat(rect.getAttribute("y"));
-    var w = Math.max(parseFloat(rect.getAttribute("width")), 900 / 8);
-    if (x + w > 900) { x = 900 - w; }
-    return { x: x, y: y, w: w, h: height - y };
+  // Zoom re-lays the whole map so the chosen branch spans the full width (issue 23): every tile is
+  // moved and resized by the same horizontal transform, texts keep their normal size and are fitted
+  // again to the new widths, and the viewBox starts at the branch's row. Tiles outside the branch
+  // land outside the viewBox (still focusable: focusing one re-frames the map).
+  var zoomed = new Map();
+  function fitText(text, pixels) {
+    var chars = Array.from(text);
+    var limit = Math.trunc((pixels - 8) / 6.6);
+    if (limit < 5 && chars.length > limit) { return ""; }
+    return chars.length <= limit ? text : chars.slice(0, Math.max(limit - 1, 1)).join("") + "…";
   }
-  function setFrame(svg, frame) {
+  // Unfitted tile texts for a zoomed re-layout, as map_svg.py words them (node_label, short_text,
+  // tile_delta on delta_words.py): three significant digits with K/M/G/T, never e-notation.
+  var PREFIXES = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "K"]];
+  function shortNumber(value) {
+    if (!isFinite(value)) { return "beyond the float range"; }
+    var magnitude = Math.abs(Number(value.toPrecision(3)));
+    for (var i = 0; i < PREFIXES.length; i += 1) {
+      if (magnitude >= PREFIXES[i][0]) {
+        var scaled = Number((value / PREFIXES[i][0]).toPrecision(3));
+        if (Math.abs(scaled) >= 1000) { return Math.round(value / PREFIXES[i][0]).toLocaleString("en-US") + PREFIXES[i][1]; }
+        return String(scaled) + PREFIXES[i][1];
+      }
+    }
+    if (Number.isInteger(value)) { return String(value); }
+    var text = String(Number(value.toPrecision(3)));
+    return text.indexOf("e") >= 0 ? value.toFixed(12).replace(/0+$/, "").replace(/\.$/, "") : text;
+  }
+  function shortText(result) {
+    if (!result || result.status === "unavailable" || result.known_value === null) { return "unknown · unavailable"; }
+    var text = shortNumber(result.known_value) + " " + neutral(result.unit);
+    return (result.status === "partial" ? "≥ " + text : text) + " · " + result.status;
+  }
+  function tileTexts(group, node) {
+    var count = Math.max(node.calls.length, node.before_calls.length);
+    var label = node.label + (count > 1 ? " ×" + count + " calls" : "") + (node.change !== "matched" ? " · " + node.change : "");
+    var value = group.scale === "structure" ? "structural · unscaled" : shortText(node.subtotal);
+    if (node.covered) { value = "covered · " + value; }
+    var delta = "";
+    if (group.comparison) {
+      delta = "delta unknown";
+      if (node.delta !== null) {
+        var before = node.before_subtotal;
+        var base = before && before.status === "complete" ? before.value : null;
+        var signed = shortNumber(node.delta);
+        delta = "Δ " + (signed.charAt(0) === "-" ? signed : "+" + signed) + " " + neutral(group.unit);
+        var ratio = base ? 100 * (node.delta / base) : NaN;
+        if (isFinite(ratio)) {
+          delta += " (" + (ratio >= 0 ? "+" : "-") + Math.abs(ratio).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + "%)";
+        }
+        delta += " · complete";
+      } else if (node.delta_reason === "no comparable recorded contribution") {
+        delta = "no recorded value";
+      }
+    }
+    return [label, value, delta];
+  }
+  function zoomedBox(row, x, width, depth) {
+    var pixels = width * 892;
+    var gap = Math.min(1.5, pixels / 5);
+    return [f3(4 + x * 892), f3(4 + depth * row), f3(Math.max(pixels - gap, 0)), f3(row - 6)];
+  }
+  function relayTile(a, group, node, frame) {
+    var tile = node.tile;
+    var d = tile;
+    if (frame) {
+      var row = group.comparison ? 76 : 58;
+      var width = node.width / frame.width;
+      var box = zoomedBox(row, (node.x - frame.x) / frame.width, width, node.depth);
+      var pixels = parseFloat(box[2]);
+      var full = tileTexts(group, node);
+      var bars = null;
+      if (tile.bars) {
+        var scale = group.scale === "known" ? 892 / (group.layout_total || 1) / frame.width : 0;
+        bars = [node.before_known, node.known].map(function (known) { return f3(scale ? Math.min(known * scale, pixels) : 0); });
+      }
+      d = { box: box, label: fitText(full[0], pixels), value: fitText(full[1], pixels), bars: bars,
+        delta: fitText(full[2] || "", pixels) };
+    }
+    Array.prototype.slice.call(a.childNodes).forEach(function (child) {
+      if (child.nodeName !== "title") { a.removeChild(child); }
+    });
+    fillTile(a, group, tile, d);
+    var own = a.ownerSVGElement.querySelector('g[data-own-node="' + node.id + '"]');
+    if (own && tile.own) {
+      own.replaceChildren();
+      var ownBox = tile.own;
+      if (frame) {
+        ownBox = zoomedBox(group.comparison ? 76 : 58, (node.direct_x - frame.x) / frame.width,
+          node.direct_width / frame.width, node.depth + 1);
+      }
+      fillOwn(own, tile, ownBox);
+    }
+  }
+  function zoomTo(svg, nodeId) {
+    var view = svg.closest(".metric-panel").getAttribute("data-view");
+    var entry = index[view][svg.getAttribute("data-group-id")];
     var original = originals.get(svg);
-    if (!frame) {
+    var target = nodeId && nodeId !== "node-0" ? entry.nodes[nodeId] : null;
+    if ((zoomed.get(svg) || null) !== (target ? nodeId : null)) {
+      var frame = target ? { x: target.x, width: target.width } : null;
+      svg.querySelectorAll("a[data-map-node]").forEach(function (a) {
+        relayTile(a, entry.group, entry.nodes[a.getAttribute("data-node-id")], frame);
+      });
+    }
+    zoomed.set(svg, target ? nodeId : null);
+    if (!target) {
       svg.setAttribute("viewBox", original.viewBox);
       svg.setAttribute("height", String(original.height));
       return;
     }
-    svg.setAttribute("viewBox", frame.x.toFixed(3) + " " + frame.y.toFixed(3) + " " + frame.w.toFixed(3) + " " + frame.h.toFixed(3));
-    svg.setAttribute("height", String(Math.round(frame.h * 900 / frame.w)));
+    var y = 4 + target.depth * (entry.group.comparison ? 76 : 58);
+    svg.setAttribute("viewBox", "0 " + f3(y) + " 900 " + f3(original.height - y));
+    svg.setAttribute("height", String(Math.round(original.height - y)));
   }
   function inFrame(tile) {
     var svg = tile.ownerSVGElement;
@@ -202,13 +299,13 @@
     var h = parseFloat(rect.getAttribute("height"));
     return x >= box[0] - 0.01 && y >= box[1] - 0.01 && x + w <= box[0] + box[2] + 0.01 && y + h <= box[1] + box[3] + 0.01;
   }
-  function isZoomed(svg) { return svg.getAttribute("viewBox") !== originals.get(svg).viewBox; }
+  function isZoomed(svg) { return Boolean(zoomed.get(svg)); }
   function reveal(tile, scroll) {
     if (!inFrame(tile)) {
       var parentId = tile.getAttribute("data-parent");
       var parent = parentId ? tileOf(tile.getAttribute("data-group-id"), parentId) : null;
-      setFrame(tile.ownerSVGElement, parent && isZoomed(tile.ownerSVGElement) ? frameOf(parent) : null);
-      if (!inFrame(tile)) { setFrame(tile.ownerSVGElement, null); }
+      zoomTo(tile.ownerSVGElement, parent && isZoomed(tile.ownerSVGElement) ? parentId : null);
+      if (!inFrame(tile)) { zoomTo(tile.ownerSVGElement, null); }
     }
     // Scrolling is for keyboard and focus only: on load or a view switch the page must not move.
     var rect = tile.querySelector("rect[data-tile]");
@@ -351,19 +448,19 @@
       setCollapsed(view, sel.group, sel.node, !set.has(sel.node));
       updateToolbar(view);
     } else if (action === "zoom" && tile) {
-      setFrame(tile.ownerSVGElement, frameOf(tile));
+      zoomTo(tile.ownerSVGElement, sel.node);
       reveal(tile);
     } else if (action === "up" && node.parent) {
       var parentTile = tileOf(sel.group, node.parent);
       if (parentTile && isZoomed(parentTile.ownerSVGElement)) {
-        setFrame(parentTile.ownerSVGElement, node.parent === "node-0" ? null : frameOf(parentTile));
+        zoomTo(parentTile.ownerSVGElement, node.parent);
       }
       select(view, sel.group, node.parent, "inspector");
     } else if (action === "reset") {
       data.maps[view].groups.forEach(function (group) {
         collapsed.set(group.id, new Set());
         setCollapsed(view, group.id, "node-0", false);
-        setFrame(svgOf(group.id), null);
+        zoomTo(svgOf(group.id), null);
       });
       updateToolbar(view);
     }
