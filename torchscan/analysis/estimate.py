@@ -198,12 +198,21 @@ def _estimate_silently(
     if caught or spatial is None:
         return False
     rf, stride, padding = spatial
-    metrics["module_flops"] = field_result("module_flops", "complete", int(flops))
-    metrics["macs"] = field_result("macs", "complete", int(macs))
-    metrics["dmas"] = field_result("dmas", "complete", int(dmas))
-    metrics["receptive_field"] = field_result("receptive_field", "complete", rf)
-    metrics["effective_stride"] = field_result("effective_stride", "complete", stride)
-    metrics["effective_padding"] = field_result("effective_padding", "complete", padding)
+    # field_result's arguments spelled out: this runs for every leaf call of a full analysis
+    method, scope = MODULE_FORMULA_METHOD, "module_call"
+    metrics["module_flops"] = metric_result("complete", int(flops), unit="FLOPs", scope=scope, method=method)
+    metrics["macs"] = metric_result("complete", int(macs), unit="MACs", scope=scope, method=method)
+    metrics["dmas"] = metric_result("complete", int(dmas), unit="DMAs", scope=scope, method=method)
+    unit = "elements"
+    metrics["receptive_field"] = metric_result(
+        "complete", rf, unit=unit, scope=scope, method=method, signed=True
+    )
+    metrics["effective_stride"] = metric_result(
+        "complete", stride, unit=unit, scope=scope, method=method, signed=True
+    )
+    metrics["effective_padding"] = metric_result(
+        "complete", padding, unit=unit, scope=scope, method=method, signed=True
+    )
     return True
 
 

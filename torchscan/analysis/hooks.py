@@ -268,8 +268,18 @@ class CallRecorder:
             # Global pre-hooks do not receive keyword arguments; they are described here.
             record.input["kwargs"] = {k: describe(v) for k, v in kwargs.items()}
         record.output = describe(output)
-        if self.estimator is not None:
-            self._suspended(self.estimator, self, record, module, args, kwargs, output)
+        estimator = self.estimator
+        if estimator is None:
+            return
+        observer = self.observer
+        if observer is None:
+            estimator(self, record, module, args, kwargs, output)
+            return
+        observer.suspended = True  # _suspended, inlined: this runs for every call of a full analysis
+        try:
+            estimator(self, record, module, args, kwargs, output)
+        finally:
+            observer.suspended = False
 
     def fail(self, module: nn.Module) -> None:
         """Post-hook of a call whose forward raised (the exception may be caught by a parent)."""
