@@ -141,6 +141,11 @@ def test_help_shows_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     assert "torchscan latency demo:cnn --work-units 32" in out  # the epilogue keeps its lines
     status, out, _ = _run(capsys, "scan", "--help")
     assert "(default: full)" in " ".join(out.split())
+    status, out, _ = _run(capsys, "generate", "--help")
+    text = " ".join(out[out.index("options:") :].split())
+    for option, default in (("--device DEVICE", "where it is"), ("--json PATH", "none"), ("--timing", "off")):
+        after = text[text.index(option) :]
+        assert f"default: {default})" in after[: after.index("--", len(option))]
 
 
 def test_scan_footer_uses_command_line_spellings(capsys: pytest.CaptureFixture[str]) -> None:

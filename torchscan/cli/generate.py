@@ -33,25 +33,43 @@ def add_parser(commands: Any, positive: Any, text: Any) -> None:
         "target", metavar="TARGET", help="package.module:attr or path/to/file.py:attr (a model with generate)"
     )
     generate.add_argument(
-        "--factory-kwargs", metavar="JSON", help="JSON object of keyword arguments for a factory"
+        "--factory-kwargs",
+        metavar="JSON",
+        help="JSON object of keyword arguments for a factory (default: {})",
     )
-    generate.add_argument("--device", metavar="DEVICE", help="cpu, cuda:N or mps; the model is moved there")
-    generate.add_argument("--prompt-tokens", type=positive, required=True, metavar="N", help="prompt length")
-    generate.add_argument("--new-tokens", type=positive, required=True, metavar="M", help="max_new_tokens")
+    generate.add_argument(
+        "--device",
+        metavar="DEVICE",
+        help="cpu, cuda:N or mps; the model is moved there (default: where it is)",
+    )
+    generate.add_argument(
+        "--prompt-tokens", type=positive, required=True, metavar="N", help="prompt length (required)"
+    )
+    generate.add_argument(
+        "--new-tokens", type=positive, required=True, metavar="M", help="max_new_tokens (required)"
+    )
     generate.add_argument(
         "--timing",
         action="store_true",
-        help="also time a second, separate generate(): time to first token and mean decode step",
+        help="also time a second, separate generate(): time to first token and mean decode step "
+        "(default: off)",
     )
-    generate.add_argument("--json", metavar="PATH", help="save the GenerationReport ('-' for stdout)")
-    generate.add_argument("--html", metavar="PATH", help="save the HTML page (SVG and step table)")
-    generate.add_argument("--svg", metavar="PATH", help="save the SVG of per-step FLOPs and bytes")
-    generate.add_argument("--title", type=text, help="title of the rendering")
+    generate.add_argument(
+        "--json", metavar="PATH", help="save the GenerationReport ('-' for stdout; default: none)"
+    )
+    generate.add_argument(
+        "--html", metavar="PATH", help="save the HTML page (SVG and step table; default: none)"
+    )
+    generate.add_argument(
+        "--svg", metavar="PATH", help="save the SVG of per-step FLOPs and bytes (default: none)"
+    )
+    generate.add_argument("--title", type=text, help="title of the rendering (default: from the report)")
     generate.add_argument(
         "--hardware",
         metavar="FILE.json",
         help='stated facts {"name", "peak_flops_per_second", "memory_bandwidth_bytes_per_second"}: '
-        "adds arithmetic intensity, roofline time and the bound per step; there is no device table",
+        "adds arithmetic intensity, roofline time and the bound per step; there is no device table "
+        "(default: none, no bound)",
     )
 
 
