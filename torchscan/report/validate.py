@@ -40,6 +40,7 @@ from torchscan.report.validate_core import (
     fail,
     is_count,
     is_number,
+    report_root,
     require_list,
     require_object,
     require_string,
@@ -150,13 +151,7 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
     A standalone FlopReport, a ReportDiff, a benchmark report or any unknown ``schema_version``
     is rejected: the layers, totals and operator report must all be present and valid.
     """
-    if not isinstance(report, dict):
-        raise fail(where, f"an analysis report must be an object, got {type(report).__name__}")
-    root = "" if where == "report" else where
-    check_json_tree(report, root)
-    version = report.get("schema_version")
-    if type(version) is not int or version != 1:
-        raise fail(child(root, "schema_version"), f"unsupported schema_version {version!r:.40}; expected 1")
+    root = report_root(report, where, "an analysis report")
     context = require_object(report, "context", root)
     require_object(report, "inputs", root)
     for key in ("devices", "dtypes"):

@@ -90,6 +90,24 @@ def check_json_tree(value: Any, where: str = "report") -> None:
             )
 
 
+def report_root(report: Any, where: str, what: str, report_type: str | None = None) -> str:
+    """Check the envelope every saved report shares and return the root location of its keys.
+
+    ``report`` must be an object (``what`` names it in the error: ``"an analysis report"``), a JSON
+    tree throughout, of ``schema_version`` 1 and, when ``report_type`` is given, of that type.
+    """
+    if not isinstance(report, dict):
+        raise fail(where, f"{what} must be an object, got {type(report).__name__}")
+    root = "" if where == "report" else where
+    check_json_tree(report, root)
+    version = report.get("schema_version")
+    if type(version) is not int or version != 1:
+        raise fail(child(root, "schema_version"), f"unsupported schema_version {version!r:.40}; expected 1")
+    if report_type is not None and report.get("report_type") != report_type:
+        raise fail(child(root, "report_type"), f"must be {report_type!r}")
+    return root
+
+
 def require_object(parent: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
     """``parent[key]``, which must be an object (a ``dict``); a non-object parent fails the same way."""
     value = parent.get(key) if isinstance(parent, Mapping) else None

@@ -23,12 +23,12 @@ from torchscan.report.generation_schema import (
 from torchscan.report.hardware import ANALYSIS_FIGURES, check_saved_figures, check_saved_hardware
 from torchscan.report.validate_core import (
     check_diagnostics,
-    check_json_tree,
     check_metric_result,
     child,
     fail,
     is_count,
     is_number,
+    report_root,
     require_list,
     require_object,
 )
@@ -155,15 +155,7 @@ def _check_timing(timing: dict[str, Any], where: str) -> None:
 
 def validate_generation_report(report: Any, where: str = "report") -> None:
     """Check a saved ``GenerationReport`` (schema 1) completely; raise ``ValueError`` naming the spot."""
-    if not isinstance(report, dict):
-        raise fail(where, f"a generation report must be an object, got {type(report).__name__}")
-    root = "" if where == "report" else where
-    check_json_tree(report, root)
-    version = report.get("schema_version")
-    if type(version) is not int or version != 1:
-        raise fail(child(root, "schema_version"), f"unsupported schema_version {version!r:.40}; expected 1")
-    if report.get("report_type") != GENERATION_REPORT:
-        raise fail(child(root, "report_type"), f"must be {GENERATION_REPORT!r}")
+    root = report_root(report, where, "a generation report", GENERATION_REPORT)
     stated = _check_context(require_object(report, "context", root), child(root, "context"))
     steps = require_list(report, "steps", root)
     for position, step in enumerate(steps):

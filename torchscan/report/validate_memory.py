@@ -24,11 +24,11 @@ from torchscan.report.memory_schema import (
 )
 from torchscan.report.validate_core import (
     check_diagnostics,
-    check_json_tree,
     check_metric_result,
     child,
     fail,
     is_count,
+    report_root,
     require_list,
     require_object,
     require_string,
@@ -167,15 +167,7 @@ def _check_allocator(report: dict[str, Any], root: str) -> None:
 
 def validate_memory_report(report: Any, where: str = "report") -> None:
     """Check a saved ``MemoryReport`` (schema 1) completely; raise ``ValueError`` naming the spot."""
-    if not isinstance(report, dict):
-        raise fail(where, f"a memory report must be an object, got {type(report).__name__}")
-    root = "" if where == "report" else where
-    check_json_tree(report, root)
-    version = report.get("schema_version")
-    if type(version) is not int or version != 1:
-        raise fail(child(root, "schema_version"), f"unsupported schema_version {version!r:.40}; expected 1")
-    if report.get("report_type") != MEMORY_REPORT:
-        raise fail(child(root, "report_type"), f"must be {MEMORY_REPORT!r}")
+    root = report_root(report, where, "a memory report", MEMORY_REPORT)
     _check_context(report, root)
     _check_peak(report, root)
     _check_phases(report, root)
