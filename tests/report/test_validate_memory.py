@@ -109,6 +109,7 @@ MALFORMED = [
     (["timeline", 1, "event"], 5, "timeline[1].event"),
     (["timeline", 0, "by_category", "gradients"], -1, "timeline[0].by_category.gradients"),
     (["timeline", 0, "phase"], "train", "timeline[0].phase"),
+    (["timeline", 1, "phase"], _DELETE, "timeline[1]"),  # found by the fuzz: the view read it
     (["timeline_events"], -1, "timeline_events"),
     (["allocator", "max_allocated_delta"], _bytes(5, "workload"), "allocator.max_allocated_delta.method"),
     (["diagnostics"], [{"code": "x"}], "diagnostics[0].metric"),

@@ -144,6 +144,7 @@ def _check_timeline(report: dict[str, Any], root: str) -> None:
         location = child(where, index)
         if not isinstance(point, dict):
             raise fail(location, "must be an object with event, phase and by_category")
+        _check_exact_keys(point, ("event", "phase", "by_category"), location)
         event: Any = point.get("event")
         if not is_count(event) or event <= previous or event > events:
             raise fail(child(location, "event"), "events must increase and not exceed timeline_events")
