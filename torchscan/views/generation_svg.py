@@ -107,8 +107,12 @@ def _panel(
                 continue
             parts.append(_marker(x_of(x), y_of(float(value)), step, name, colour))
             if step["phase"] == "prefill" and name == names[0]:
-                x_text, y_text = x_of(x) + 8, y_of(float(value)) - 8
-                parts.append(f'<text x="{x_text:.2f}" y="{y_text:.2f}" font-size="11">prefill</text>')
+                # beside the square, never above it: the prefill is often the panel's top, under its title
+                x_text, y_text = x_of(x) + 9, y_of(float(value))
+                parts.append(
+                    f'<text x="{x_text:.2f}" y="{y_text:.2f}" dominant-baseline="middle" '
+                    'font-size="11">prefill</text>'
+                )
     legend = "".join(
         f'<tspan fill="{SERIES[name][1]}">● {esc(SERIES[name][0])}</tspan>  ' for name in names
     ).rstrip()
