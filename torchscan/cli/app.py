@@ -1,8 +1,9 @@
 """The ``torchscan`` command line (cli.md): a thin view over the library's report objects.
 
-Exit statuses: 0 success (partial results included unless ``--strict``), 1 the model or workload
-raised (traceback printed), 2 usage error (one line, no traceback), 3 ``--strict`` and incomplete
-(report files are still written). This package is the only part of TorchScan that prints or writes
+Exit statuses: 0 success (partial results included unless ``--strict``), 1 ``rss``'s command exited
+non-zero or TorchScan itself failed outside the model (traceback printed), 2 a usage error or an
+exception of the model or its factory (one line, ``--traceback`` for the rest), 3 ``--strict`` and
+incomplete (report files are still written). This package is the only part of TorchScan that prints or writes
 files (through ``cli/files.py``: atomically, following symlinks, never over an input file). Library
 APIs are imported inside the commands so ``torchscan --help`` does not import torch.
 """
@@ -511,51 +512,6 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-class _GuardedStream:
-    """Standard output whose write/flush failures (``/dev/full``, a closed pipe) are usage errors."""
-
-    def __init__(self, stream: TextIO | None) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        if self._stream is None:  # started with descriptor 1 closed: nothing can reach the user
-            raise files.StdoutError(None)
-        try:
-            return self._stream.write(text)
-        except OSError as error:
-            raise files.StdoutError(error) from None
-
-    def flush(self) -> None:
-        if self._stream is None:
-            return
-        try:
-            self._stream.flush()
-        except OSError as error:
-            raise files.StdoutError(error) from None
-
-    def isatty(self) -> bool:
-        return self._stream is not None and self._stream.isatty()
-
-    def fileno(self) -> int:
-        if self._stream is None:
-            raise OSError("standard output is closed")
-        return self._stream.fileno()
-
-    def __getattr__(self, name: str) -> Any:  # encoding, errors, ...: the real stream's
-        return getattr(self._stream, name)
-
-
-@contextlib.contextmanager
-def _guarded_stdout() -> Iterator[None]:
-    """While a command runs, a failing stdout raises :class:`files.StdoutError` (exit 2, one line)."""
-    original = sys.stdout
-    sys.stdout = _GuardedStream(original)  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        sys.stdout = original
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
     parser = build_parser()
@@ -570,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # `pip install -e .` brings none). TorchScan never uses numpy, so the line says nothing
             # about any result; it is silenced for this message alone, for the command's duration.
             warnings.filterwarnings("ignore", message="Failed to initialize NumPy", category=UserWarning)
-            with files.cleanup_on_signals(), _guarded_stdout():  # no temporary outlives a SIGTERM
+            with files.cleanup_on_signals(), files.guarded_stdout():  # no temporary outlives a SIGTERM
                 _outputs_to_stdout(args)
                 status = _COMMANDS[args.command](args)
                 sys.stdout.flush()  # a full or closed stdout fails here, not at interpreter exit

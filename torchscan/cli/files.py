@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from torchscan.cli.targets import UsageError
 from torchscan.report.names import report_name
@@ -317,6 +317,51 @@ def silence_stdout() -> None:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, fd)
         os.close(null)
+
+
+class GuardedStream:
+    """Standard output whose write/flush failures (``/dev/full``, a closed pipe) are usage errors."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is None:  # started with descriptor 1 closed: nothing can reach the user
+            raise StdoutError(None)
+        try:
+            return self._stream.write(text)
+        except OSError as error:
+            raise StdoutError(error) from None
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as error:
+            raise StdoutError(error) from None
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def fileno(self) -> int:
+        if self._stream is None:
+            raise OSError("standard output is closed")
+        return self._stream.fileno()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, errors, ...: the real stream's
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_stdout() -> Iterator[None]:
+    """While a command runs, a failing stdout raises :class:`StdoutError` (exit 2, one line)."""
+    original = sys.stdout
+    sys.stdout = GuardedStream(original)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout = original
 
 
 # Report files are small (≤ 4 KiB per layer call); a cap keeps /dev/zero or a huge file from
