@@ -105,6 +105,17 @@ def _command_script(marker: Path) -> str:
     )
 
 
+def _default_signals() -> None:
+    """Give the caller the default dispositions of the signals under test (run in the child).
+
+    A caller started under ``nohup`` (or by a runner that ignores SIGHUP) inherits an *ignored*
+    SIGHUP, and then rightly survives a hangup: the test states its precondition instead of
+    inheriting whatever the shell that runs pytest chose.
+    """
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 CALLERS = {
     "api": lambda command: [
         sys.executable,
@@ -156,12 +167,14 @@ def test_nothing_outlives_a_signalled_caller(tmp_path, caller, signame) -> None:
             stderr=follower,
             env=env,
             start_new_session=True,
-            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            preexec_fn=lambda: (_default_signals(), fcntl.ioctl(0, termios.TIOCSCTTY, 0)),
         )
         os.close(follower)
     else:
         with stderr_path.open("wb") as stderr:
-            parent = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+            parent = subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=stderr, env=env, preexec_fn=_default_signals
+            )
     pids: list[int] = []
     try:
         deadline = time.monotonic() + 60
