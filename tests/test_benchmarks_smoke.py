@@ -15,18 +15,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.slow
-def test_smoke_run_prints_and_writes_a_table(tmp_path: Path) -> None:
-    out = tmp_path / "bench.md"
+def run_script(name: str, *args: str, timeout: int) -> subprocess.CompletedProcess[str]:
+    """Run ``benchmarks/<name>`` with ``args`` from the repository root; it must exit 0."""
     completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--smoke", "--out", str(out)],
+        [sys.executable, str(ROOT / "benchmarks" / name), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
+    return completed
+
+
+@pytest.mark.slow
+def test_smoke_run_prints_and_writes_a_table(tmp_path: Path) -> None:
+    out = tmp_path / "bench.md"
+    completed = run_script("run.py", "--smoke", "--out", str(out), timeout=600)
     stdout = completed.stdout
     assert "| model | tool | median ms | × bare forward | × FlopCounterMode |" in stdout
     for label in ("bare forward", "FlopCounterMode alone", "torchscan crawl_module full"):
@@ -41,15 +47,7 @@ def test_smoke_run_prints_and_writes_a_table(tmp_path: Path) -> None:
 
 def test_training_smoke_prints_complete_phases(tmp_path: Path) -> None:
     out = tmp_path / "training.md"
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "training.py"), "--smoke", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-4000:]
+    completed = run_script("training.py", "--smoke", "--out", str(out), timeout=300)
     assert (
         "| model | total | forward | backward | optimizer | recompute | backward ÷ forward |"
         in completed.stdout
@@ -78,15 +76,7 @@ def test_retained_table_skips_models_that_did_not_run() -> None:
 def test_operator_coverage_script_classifies_every_overload(tmp_path: Path) -> None:
     """``benchmarks/operator_coverage.py`` prints the table it writes, with counts and the share."""
     out = tmp_path / "coverage.md"
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "operator_coverage.py"), "--markdown", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-4000:]
+    completed = run_script("operator_coverage.py", "--markdown", str(out), timeout=300)
     stdout = completed.stdout
     assert out.read_text(encoding="utf-8") == stdout
     assert "| namespace | overloads | formula |" in stdout
@@ -112,15 +102,7 @@ def test_operator_coverage_script_classifies_every_overload(tmp_path: Path) -> N
 def test_generation_smoke_prints_the_overhead_ratio(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     out = tmp_path / "generation.md"
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "generation.py"), "--smoke", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-4000:]
+    completed = run_script("generation.py", "--smoke", "--out", str(out), timeout=300)
     assert "| model | prompt + new tokens | bare generate ms |" in completed.stdout
     assert any(
         line.startswith("| GPT-2 2 layers") and line.endswith("× |") for line in completed.stdout.splitlines()
@@ -130,15 +112,7 @@ def test_generation_smoke_prints_the_overhead_ratio(tmp_path: Path) -> None:
 
 def test_memory_smoke_prints_the_agreement_table(tmp_path: Path) -> None:
     out = tmp_path / "memory.md"
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "memory.py"), "--smoke", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-4000:]
+    completed = run_script("memory.py", "--smoke", "--out", str(out), timeout=300)
     row = next(line for line in completed.stdout.splitlines() if line.startswith("| training small-cnn"))
     assert "(complete)" in row and row.endswith("| yes |")
     assert out.read_text(encoding="utf-8") == completed.stdout
