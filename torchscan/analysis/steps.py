@@ -61,31 +61,18 @@ class Tally:
 
     def results(self, scope: str) -> tuple[MetricResult, MetricResult, MetricResult]:
         """``(flops, operator_bytes, attention_kv_bytes)`` results under ``scope``."""
-        flops = metric_result(
-            "partial" if self.flops_gap else "complete",
-            self.flops,
-            unit="FLOPs",
-            scope=scope,
-            method=OPERATOR_METHOD,
-        )
-        size = metric_result(
-            "partial" if self.bytes_gap else "complete",
-            self.bytes,
-            unit="bytes",
-            scope=scope,
-            method=OPERATOR_BYTES_METHOD,
-        )
+        flops = counted(self.flops, self.flops_gap, "FLOPs", scope, OPERATOR_METHOD)
+        size = counted(self.bytes, self.bytes_gap, "bytes", scope, OPERATOR_BYTES_METHOD)
         if self.kv_seen or not self.products:  # no fused kernel and no product: no attention ran
-            kv = metric_result(
-                "partial" if self.kv_gap else "complete",
-                self.kv,
-                unit="bytes",
-                scope=scope,
-                method=ATTENTION_KV_METHOD,
-            )
+            kv = counted(self.kv, self.kv_gap, "bytes", scope, ATTENTION_KV_METHOD)
         else:
             kv = metric_result("unavailable", unit="bytes", scope=scope, method=ATTENTION_KV_METHOD)
         return flops, size, kv
+
+
+def counted(value: int, gap: bool, unit: str, scope: str, method: str) -> MetricResult:
+    """A counted sum: complete, or partial (``value`` a lower bound) when part of it was not counted."""
+    return metric_result("partial" if gap else "complete", value, unit=unit, scope=scope, method=method)
 
 
 class StepObserver(OperatorObserver):
@@ -196,13 +183,7 @@ class StepObserver(OperatorObserver):
         report = super().report()
         known = self.outside.bytes + sum(step.bytes for step in self.steps)
         gap = self.outside.bytes_gap or any(step.bytes_gap for step in self.steps)
-        report["operator_bytes"] = metric_result(
-            "partial" if gap else "complete",
-            known,
-            unit="bytes",
-            scope="workload",
-            method=OPERATOR_BYTES_METHOD,
-        )
+        report["operator_bytes"] = counted(known, gap, "bytes", "workload", OPERATOR_BYTES_METHOD)
         if self.operator_bytes is not None:
             report["by_operator_bytes"] = dict(sorted(self.operator_bytes.items()))
         extra = [
