@@ -75,6 +75,15 @@ def call_hint(error: BaseException, shapes: Sequence[Sequence[int]], dtypes: Seq
     return "; ".join(hints)
 
 
+def _described(error: BaseException, head: str, show_traceback: bool) -> str:
+    """``head: message (at user frame)``, the full traceback first on stderr when asked for."""
+    if show_traceback:
+        traceback.print_exc(file=sys.stderr)
+    where = _where(error)
+    line = f"{head}: {_message(error)}"
+    return f"{line} (at {where})" if where else line
+
+
 @contextlib.contextmanager
 def model_call(
     target: str,
@@ -88,16 +97,10 @@ def model_call(
     except (UsageError, KeyboardInterrupt):
         raise
     except Exception as error:
-        if show_traceback:
-            traceback.print_exc(file=sys.stderr)
-        where = _where(error)
         hint = call_hint(error, shapes, dtypes)
         shown = ", ".join("[" + ", ".join(str(size) for size in (1, *shape)) + "]" for shape in shapes)
-        line = (
-            f"{target} raised" + (f" on inputs of shape {shown}" if shapes else "") + f": {_message(error)}"
-        )
-        if where:
-            line += f" (at {where})"
+        head = f"{target} raised" + (f" on inputs of shape {shown}" if shapes else "")
+        line = _described(error, head, show_traceback)
         line += f"; hint: {hint}" if hint else "; --traceback shows where"
         raise ModelCallError(line) from None
 
@@ -120,11 +123,6 @@ def model_build(target: str, obj: object, show_traceback: bool = False) -> Itera
     except (UsageError, KeyboardInterrupt):
         raise
     except Exception as error:
-        if show_traceback:
-            traceback.print_exc(file=sys.stderr)
-        where = _where(error)
         kind = "class" if isinstance(obj, type) else "factory"
-        line = f"building {target} failed ({kind}): {_message(error)}"
-        if where:
-            line += f" (at {where})"
+        line = _described(error, f"building {target} failed ({kind})", show_traceback)
         raise ModelCallError(f"{line}; hint: {factory_hint(obj)}") from None
