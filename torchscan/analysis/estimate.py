@@ -9,13 +9,14 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from torch import nn
 
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
 from torchscan.analysis.inputs import qualified_name
+from torchscan.analysis.leaf_memo import leaf_key
 from torchscan.formulas import registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
@@ -27,6 +28,7 @@ from torchscan.report.schema import (
     NOT_APPLICABLE,
     SPATIAL_FIELDS,
     MetricResult,
+    Number,
     metric_result,
 )
 
@@ -107,21 +109,31 @@ def estimate_leaf(
     kwargs: dict[str, Any],
     output: Any,
     fields: tuple[str, ...] = ESTIMATE_FIELDS,
+    memo: dict[Hashable, tuple[Number, ...]] | None = None,
 ) -> None:
-    """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics."""
+    """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics.
+
+    ``memo`` (one per analysis) keeps the six numbers of calls estimated completely and silently,
+    keyed by :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell
+    apart reuses them.
+    """
     path = record.path
     metrics = record.metrics
     inputs = ordered_inputs(module, args, kwargs)
     inp = first_tensor(inputs)
     out = first_tensor(output)
     cls = type(module)
-    if (
-        fields == ESTIMATE_FIELDS
-        and inp is not None
-        and out is not None
-        and _estimate_silently(metrics, registry.leaf_formulas(cls), module, inputs, output, inp, out)
-    ):
-        return
+    plan = registry.leaf_formulas(cls)
+    if fields == ESTIMATE_FIELDS and inp is not None and out is not None and plan is not None:
+        key = None if memo is None else leaf_key(module, plan, args, kwargs, output)
+        values = None if key is None or memo is None else memo.get(key)
+        if values is None:
+            values = _estimate_silently(plan, module, inputs, output, inp, out)
+            if values is not None and key is not None and memo is not None:
+                memo[key] = values
+        if values is not None:
+            _store_complete(metrics, values)
+            return
     compute = [f for f in COMPUTE_FIELDS if f in fields]
     spatial = [f for f in SPATIAL_FIELDS if f in fields]
     if (inp is None or out is None) and registry.flops.lookup(cls) is not None:
@@ -169,22 +181,19 @@ def estimate_leaf(
 
 
 def _estimate_silently(
-    metrics: dict[str, MetricResult],
-    plan: tuple[Callable[..., Any], ...] | None,
+    plan: tuple[Callable[..., Any], ...],
     module: nn.Module,
     inputs: tuple[Any, ...],
     output: Any,
     inp: Any,
     out: Any,
-) -> bool:
+) -> tuple[Number, ...] | None:
     """The common case in one pass: every formula recognises the call, succeeds and stays silent.
 
-    Stores the six complete results and returns True; anything else (a formula that does not
-    recognise the call, an unsupported configuration, a warning, a field not applicable) returns
-    False having stored nothing, and the general path re-runs the pure formulas one by one.
+    Returns the six numbers (FLOPs, MACs, DMAs, receptive field, stride, padding); anything else (a
+    formula that does not recognise the call, an unsupported configuration, a warning, a field not
+    applicable) returns None, and the general path re-runs the pure formulas one by one.
     """
-    if plan is None:
-        return False
     flops_of, macs_of, dmas_of, field_of = plan
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -194,15 +203,21 @@ def _estimate_silently(
             dmas = dmas_of(module, inp, out)
             spatial = field_of(module, inp, out)
         except (registry.NotRecognised, NotImplementedError):
-            return False
+            return None
     if caught or spatial is None:
-        return False
+        return None
     rf, stride, padding = spatial
-    # field_result's arguments spelled out: this runs for every leaf call of a full analysis
+    return int(flops), int(macs), int(dmas), rf, stride, padding
+
+
+def _store_complete(metrics: dict[str, MetricResult], values: tuple[Number, ...]) -> None:
+    """The six complete results of a silently estimated call (field_result's arguments spelled out:
+    this runs for every leaf call of a full analysis)."""
+    flops, macs, dmas, rf, stride, padding = values
     method, scope = MODULE_FORMULA_METHOD, "module_call"
-    metrics["module_flops"] = metric_result("complete", int(flops), unit="FLOPs", scope=scope, method=method)
-    metrics["macs"] = metric_result("complete", int(macs), unit="MACs", scope=scope, method=method)
-    metrics["dmas"] = metric_result("complete", int(dmas), unit="DMAs", scope=scope, method=method)
+    metrics["module_flops"] = metric_result("complete", flops, unit="FLOPs", scope=scope, method=method)
+    metrics["macs"] = metric_result("complete", macs, unit="MACs", scope=scope, method=method)
+    metrics["dmas"] = metric_result("complete", dmas, unit="DMAs", scope=scope, method=method)
     unit = "elements"
     metrics["receptive_field"] = metric_result(
         "complete", rf, unit=unit, scope=scope, method=method, signed=True
@@ -213,7 +228,6 @@ def _estimate_silently(
     metrics["effective_padding"] = metric_result(
         "complete", padding, unit=unit, scope=scope, method=method, signed=True
     )
-    return True
 
 
 def _evaluate(

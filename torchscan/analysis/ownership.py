@@ -16,7 +16,7 @@ call is covered, the same child called elsewhere is estimated on its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from torchscan.extensions import (
     resolve_handler,
     run_caller_handler,
 )
-from torchscan.report.schema import COMPUTE_FIELDS, ESTIMATE_FIELDS, FIELD_UNITS, metric_result
+from torchscan.report.schema import COMPUTE_FIELDS, ESTIMATE_FIELDS, FIELD_UNITS, Number, metric_result
 
 FORWARD_FAILED = "forward_failed"
 
@@ -65,6 +65,8 @@ class ExtensionState:
         self._handlers: dict[type, tuple[ModuleHandler | None, BuiltinHandler | None]] = {}
         self._owner_of: dict[str, CallRecord] = {}  # field -> outermost active owner
         self._active: list[_Active] = []
+        # Silent leaf estimates of this analysis, reused by calls the formulas cannot tell apart.
+        self._leaf_memo: dict[Hashable, tuple[Number, ...]] = {}
 
     def _select(self, module_type: type) -> tuple[ModuleHandler | None, BuiltinHandler | None]:
         pair = self._handlers.get(module_type)
@@ -137,7 +139,7 @@ class ExtensionState:
                 if late and owned:
                     self._late_ownership(recorder, record, owned)
         if remaining and record.is_leaf:
-            estimate_leaf(record, module, args, kwargs, output, remaining)
+            estimate_leaf(record, module, args, kwargs, output, remaining, self._leaf_memo)
 
     @staticmethod
     def _apply(

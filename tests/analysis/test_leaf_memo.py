@@ -1,0 +1,166 @@
+"""The per-analysis leaf memo: a reused estimate is exactly what the formulas would have produced.
+
+Every report here is built twice, with the memo and with it disabled (``leaf_key`` returning None),
+and compared as JSON text; the key's refusals are checked one by one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import torchscan
+from torchscan.analysis import estimate, leaf_memo
+from torchscan.formulas import registry
+
+
+def _report_text(model: nn.Module, *args: Any, **kwargs: Any) -> str:
+    with torch.no_grad():
+        report = torchscan.crawl_module(model, args=args, kwargs=kwargs)
+    return json.dumps(report, sort_keys=False)
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, model: nn.Module, *args: Any, **kwargs: Any) -> tuple[str, str]:
+    with_memo = _report_text(model, *args, **kwargs)
+    monkeypatch.setattr(estimate, "leaf_key", lambda *a: None)
+    without = _report_text(model, *args, **kwargs)
+    return with_memo, without
+
+
+def _count_evaluations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time the formulas of a leaf call actually run."""
+    calls: list[int] = []
+    real_estimate = estimate._estimate_silently
+
+    def spy_estimate(*args: Any) -> Any:
+        calls.append(1)
+        return real_estimate(*args)
+
+    monkeypatch.setattr(estimate, "_estimate_silently", spy_estimate)
+    return calls
+
+
+def test_repeated_layers_reuse_one_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    layers: list[nn.Module] = []
+    for _ in range(50):
+        layers += [nn.Linear(8, 8), nn.ReLU()]
+    model = nn.Sequential(*layers)
+    calls = _count_evaluations(monkeypatch)
+    with torch.no_grad():
+        report = torchscan.crawl_module(model, args=(torch.randn(2, 8),))
+    assert len(calls) == 2  # one Linear, one ReLU: the 98 other calls reused them
+    linear = next(row for row in report["layers"] if row["type"] == "Linear")
+    assert linear["metrics"]["module_flops"]["value"] == 2 * 8 * (2 * 8 - 1 + 1)
+    assert report["totals"]["module_flops"]["status"] == "complete"
+
+
+def test_identical_report_on_convolutions_whose_shapes_collide(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Same input, output and weight shapes, different stride and padding: 7 -> 3 both ways. The
+    # spatial fields differ, so the key must tell them apart.
+    model = nn.Sequential(
+        nn.Conv2d(3, 3, 3, stride=2, padding=0),
+        nn.Identity(),
+        nn.Conv2d(3, 3, 3, stride=3, padding=1),
+    )
+
+    class Fork(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = model[0]
+            self.b = model[2]
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.a(x) + self.b(x)
+
+    with_memo, without = _both(monkeypatch, Fork(), torch.randn(1, 3, 7, 7))
+    assert with_memo == without
+    rows = json.loads(with_memo)["layers"]
+    strides = [row["metrics"]["effective_stride"]["value"] for row in rows if row["type"] == "Conv2d"]
+    assert strides == [2, 3]
+
+
+def test_identical_report_across_training_flags_and_dtypes(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Mixed(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.drop_train = nn.Dropout(0.5)
+            self.drop_eval = nn.Dropout(0.5).eval()
+            self.norm = nn.BatchNorm1d(4)
+            self.norm_eval = nn.BatchNorm1d(4).eval()
+            self.lin = nn.Linear(4, 4)
+            self.lin_nobias = nn.Linear(4, 4, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = self.drop_train(x) + self.drop_eval(x)
+            y = self.norm(y) + self.norm_eval(y)
+            return self.lin(y) + self.lin_nobias(y) + self.lin(y.double().float())
+
+    with_memo, without = _both(monkeypatch, Mixed(), torch.randn(3, 4))
+    assert with_memo == without
+
+
+def test_identical_report_on_torchvision_resnet(monkeypatch: pytest.MonkeyPatch) -> None:
+    torchvision = pytest.importorskip("torchvision")
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    with_memo, without = _both(monkeypatch, model, torch.randn(1, 3, 64, 64))
+    assert with_memo == without
+
+
+def test_scalar_types_are_part_of_the_key() -> None:
+    plan = registry.leaf_formulas(nn.Dropout)
+    assert plan is not None
+    x = torch.randn(2, 2)
+    as_int, as_float = nn.Dropout(0.0), nn.Dropout(0.0)
+    as_int.p = 0  # equal to 0.0 and hashed alike, but another type
+    key_int = leaf_memo.leaf_key(as_int, plan, (x,), {}, x)
+    key_float = leaf_memo.leaf_key(as_float, plan, (x,), {}, x)
+    assert key_int is not None and key_float is not None
+    assert key_int != key_float
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["keyword", "subclass_input", "instance_forward", "tensor_attribute", "user_class", "no_output"],
+)
+def test_key_refuses_what_it_cannot_describe(case: str) -> None:
+    module: nn.Module = nn.Linear(4, 4)
+    x = torch.randn(2, 4)
+    args: tuple[Any, ...] = (x,)
+    kwargs: dict[str, Any] = {}
+    output: Any = module(x)
+    if case == "keyword":
+        args, kwargs = (), {"input": x}
+    elif case == "subclass_input":
+        args = (nn.Parameter(x),)
+    elif case == "instance_forward":
+        module.forward = module.forward  # type: ignore[method-assign]
+    elif case == "tensor_attribute":
+        module.scale = torch.ones(1)  # not a parameter or buffer: a formula could read it
+    elif case == "user_class":
+
+        class MyLinear(nn.Linear):
+            pass
+
+        module = MyLinear(4, 4)
+    elif case == "no_output":
+        output = (output,)
+    plan = registry.leaf_formulas(type(module))
+    assert plan is not None
+    assert leaf_memo.leaf_key(module, plan, args, kwargs, output) is None
+
+
+def test_caller_registered_formulas_are_not_memoised() -> None:
+    plan = registry.leaf_formulas(nn.Linear)
+    assert plan is not None
+    x = torch.randn(2, 4)
+    module = nn.Linear(4, 4)
+
+    def caller_formula(*args: Any) -> int:
+        return 0
+
+    assert leaf_memo.leaf_key(module, plan, (x,), {}, module(x)) is not None
+    assert leaf_memo.leaf_key(module, (caller_formula, *plan[1:]), (x,), {}, module(x)) is None
