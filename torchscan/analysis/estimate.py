@@ -28,7 +28,6 @@ from torchscan.report.schema import (
     NOT_APPLICABLE,
     SPATIAL_FIELDS,
     MetricResult,
-    Number,
     metric_result,
 )
 
@@ -109,13 +108,13 @@ def estimate_leaf(
     kwargs: dict[str, Any],
     output: Any,
     fields: tuple[str, ...] = ESTIMATE_FIELDS,
-    memo: dict[Hashable, tuple[Number, ...]] | None = None,
+    memo: dict[Hashable, dict[str, MetricResult]] | None = None,
 ) -> None:
     """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics.
 
-    ``memo`` (one per analysis) keeps the six numbers of calls estimated completely and silently,
+    ``memo`` (one per analysis) keeps the six results of calls estimated completely and silently,
     keyed by :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell
-    apart reuses them.
+    apart shares them (MetricResults are never modified once built, like the rows' ``calls``).
     """
     path = record.path
     metrics = record.metrics
@@ -126,13 +125,13 @@ def estimate_leaf(
     plan = registry.leaf_formulas(cls)
     if fields == ESTIMATE_FIELDS and inp is not None and out is not None and plan is not None:
         key = None if memo is None else leaf_key(module, plan, args, kwargs, output)
-        values = None if key is None or memo is None else memo.get(key)
-        if values is None:
-            values = _estimate_silently(plan, module, inputs, output, inp, out)
-            if values is not None and key is not None and memo is not None:
-                memo[key] = values
-        if values is not None:
-            _store_complete(metrics, values)
+        results = None if key is None or memo is None else memo.get(key)
+        if results is None:
+            results = _estimate_silently(plan, module, inputs, output, inp, out)
+            if results is not None and key is not None and memo is not None:
+                memo[key] = results
+        if results is not None:
+            metrics.update(results)
             return
     compute = [f for f in COMPUTE_FIELDS if f in fields]
     spatial = [f for f in SPATIAL_FIELDS if f in fields]
@@ -187,12 +186,12 @@ def _estimate_silently(
     output: Any,
     inp: Any,
     out: Any,
-) -> tuple[Number, ...] | None:
+) -> dict[str, MetricResult] | None:
     """The common case in one pass: every formula recognises the call, succeeds and stays silent.
 
-    Returns the six numbers (FLOPs, MACs, DMAs, receptive field, stride, padding); anything else (a
-    formula that does not recognise the call, an unsupported configuration, a warning, a field not
-    applicable) returns None, and the general path re-runs the pure formulas one by one.
+    Returns the six complete results in report order; anything else (a formula that does not
+    recognise the call, an unsupported configuration, a warning, a field not applicable) returns
+    None, and the general path re-runs the pure formulas one by one.
     """
     flops_of, macs_of, dmas_of, field_of = plan
     with warnings.catch_warnings(record=True) as caught:
@@ -207,27 +206,20 @@ def _estimate_silently(
     if caught or spatial is None:
         return None
     rf, stride, padding = spatial
-    return int(flops), int(macs), int(dmas), rf, stride, padding
-
-
-def _store_complete(metrics: dict[str, MetricResult], values: tuple[Number, ...]) -> None:
-    """The six complete results of a silently estimated call (field_result's arguments spelled out:
-    this runs for every leaf call of a full analysis)."""
-    flops, macs, dmas, rf, stride, padding = values
-    method, scope = MODULE_FORMULA_METHOD, "module_call"
-    metrics["module_flops"] = metric_result("complete", flops, unit="FLOPs", scope=scope, method=method)
-    metrics["macs"] = metric_result("complete", macs, unit="MACs", scope=scope, method=method)
-    metrics["dmas"] = metric_result("complete", dmas, unit="DMAs", scope=scope, method=method)
-    unit = "elements"
-    metrics["receptive_field"] = metric_result(
-        "complete", rf, unit=unit, scope=scope, method=method, signed=True
-    )
-    metrics["effective_stride"] = metric_result(
-        "complete", stride, unit=unit, scope=scope, method=method, signed=True
-    )
-    metrics["effective_padding"] = metric_result(
-        "complete", padding, unit=unit, scope=scope, method=method, signed=True
-    )
+    # field_result's arguments spelled out: this runs for every distinct leaf call of a full analysis
+    method, scope, unit = MODULE_FORMULA_METHOD, "module_call", "elements"
+    return {
+        "module_flops": metric_result("complete", int(flops), unit="FLOPs", scope=scope, method=method),
+        "macs": metric_result("complete", int(macs), unit="MACs", scope=scope, method=method),
+        "dmas": metric_result("complete", int(dmas), unit="DMAs", scope=scope, method=method),
+        "receptive_field": metric_result("complete", rf, unit=unit, scope=scope, method=method, signed=True),
+        "effective_stride": metric_result(
+            "complete", stride, unit=unit, scope=scope, method=method, signed=True
+        ),
+        "effective_padding": metric_result(
+            "complete", padding, unit=unit, scope=scope, method=method, signed=True
+        ),
+    }
 
 
 def _evaluate(

@@ -115,6 +115,12 @@ def leaf_key(
         return None
     parts.append(described)
     for name, value in state.items():
+        kind = type(value)
+        if kind in _PLAIN:  # most attributes: sizes, flags, rates (the type kept, see _plain)
+            parts.append(name)
+            parts.append(kind)
+            parts.append(value)
+            continue
         if name in _STRUCTURE or (name[0] == "_" and "hook" in name):
             continue
         plain = _plain(value)

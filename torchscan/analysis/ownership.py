@@ -32,7 +32,7 @@ from torchscan.extensions import (
     resolve_handler,
     run_caller_handler,
 )
-from torchscan.report.schema import COMPUTE_FIELDS, ESTIMATE_FIELDS, FIELD_UNITS, Number, metric_result
+from torchscan.report.schema import COMPUTE_FIELDS, ESTIMATE_FIELDS, FIELD_UNITS, MetricResult, metric_result
 
 FORWARD_FAILED = "forward_failed"
 
@@ -66,7 +66,7 @@ class ExtensionState:
         self._owner_of: dict[str, CallRecord] = {}  # field -> outermost active owner
         self._active: list[_Active] = []
         # Silent leaf estimates of this analysis, reused by calls the formulas cannot tell apart.
-        self._leaf_memo: dict[Hashable, tuple[Number, ...]] = {}
+        self._leaf_memo: dict[Hashable, dict[str, MetricResult]] = {}
 
     def _select(self, module_type: type) -> tuple[ModuleHandler | None, BuiltinHandler | None]:
         pair = self._handlers.get(module_type)
