@@ -1,4 +1,4 @@
-"""The per-analysis leaf memo: a reused estimate is exactly what the formulas would have produced.
+"""The leaf memo: a reused estimate is exactly what the formulas would have produced.
 
 Every report here is built twice, with the memo and with it disabled (``leaf_key`` returning None),
 and compared as JSON text; the key's refusals are checked one by one.
@@ -16,6 +16,13 @@ from torch import nn
 import torchscan
 from torchscan.analysis import estimate, leaf_memo
 from torchscan.formulas import registry
+
+
+@pytest.fixture(autouse=True)
+def _empty_memo() -> Any:
+    leaf_memo.SHARED.clear()
+    yield
+    leaf_memo.SHARED.clear()
 
 
 def _report_text(model: nn.Module, *args: Any, **kwargs: Any) -> str:
@@ -56,6 +63,20 @@ def test_repeated_layers_reuse_one_evaluation(monkeypatch: pytest.MonkeyPatch) -
     linear = next(row for row in report["layers"] if row["type"] == "Linear")
     assert linear["metrics"]["module_flops"]["value"] == 2 * 8 * (2 * 8 - 1 + 1)
     assert report["totals"]["module_flops"]["status"] == "complete"
+    with torch.no_grad():
+        again = torchscan.crawl_module(model, args=(torch.randn(2, 8),))
+    assert len(calls) == 2  # a later analysis of the same architecture reuses them too
+    assert again == report
+
+
+def test_memo_stays_bounded() -> None:
+    memo = leaf_memo.LeafMemo(limit=3)
+    results: dict[str, Any] = {}
+    for key in range(7):
+        memo.put(key, results)
+    assert memo.get(6) is results
+    assert memo.get(0) is None  # emptied when full, never grown past the limit
+    assert len(memo._results) <= 3
 
 
 def test_identical_report_on_convolutions_whose_shapes_collide(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,14 +9,14 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 from torch import nn
 
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
 from torchscan.analysis.inputs import qualified_name
-from torchscan.analysis.leaf_memo import leaf_key
+from torchscan.analysis.leaf_memo import LeafMemo, leaf_key
 from torchscan.formulas import registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
@@ -108,13 +108,13 @@ def estimate_leaf(
     kwargs: dict[str, Any],
     output: Any,
     fields: tuple[str, ...] = ESTIMATE_FIELDS,
-    memo: dict[Hashable, dict[str, MetricResult]] | None = None,
+    memo: LeafMemo | None = None,
 ) -> None:
     """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics.
 
-    ``memo`` (one per analysis) keeps the six results of calls estimated completely and silently,
-    keyed by :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell
-    apart shares them (MetricResults are never modified once built, like the rows' ``calls``).
+    ``memo`` keeps the six results of calls estimated completely and silently, keyed by
+    :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell apart
+    shares them (MetricResults are never modified once built, like the rows' ``calls``).
     """
     path = record.path
     metrics = record.metrics
@@ -129,7 +129,7 @@ def estimate_leaf(
         if results is None:
             results = _estimate_silently(plan, module, inputs, output, inp, out)
             if results is not None and key is not None and memo is not None:
-                memo[key] = results
+                memo.put(key, results)
         if results is not None:
             metrics.update(results)
             return

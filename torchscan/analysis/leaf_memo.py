@@ -19,19 +19,28 @@ The key is deliberately narrow, so that a hit can never differ from a fresh eval
 * the call passes plain dense tensors positionally (no keywords, no subclasses such as fake or
   distributed tensors, no sparse or nested layouts) and returns one; their shapes and dtypes enter.
 
-The memo lives for one analysis: nothing is carried between reports or threads.
+The memo outlives one analysis, as PyTorch's formula lookups do: a test suite or a benchmark that
+analyses the same architecture again reuses the estimates (the key holds classes, formulas, shapes and
+plain values, never a module, tensor or report). It is bounded, and a registration that changes a
+class's formulas changes the ``plan`` inside every new key, so an entry made under other formulas is
+never found again. Entries are shared MetricResults, which are never modified once built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from operator import itemgetter
 from typing import Any
 
 import torch
 from torch import nn
 
-# Values an attribute may hold and still be compared by equality in a key.
+from torchscan.report.schema import MetricResult
+
+# Values an attribute may hold and still be compared by equality in a key (tuples and lists of them too).
 _PLAIN = frozenset({int, float, bool, str, type(None)})
+_SEQUENCES = frozenset({tuple, list})
+_PLAIN_OR_SEQUENCE = _PLAIN | _SEQUENCES
 _STRUCTURE = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
 _STRIDED = torch.strided
 _TENSOR = torch.Tensor
@@ -51,23 +60,56 @@ def _eligible(cls: type, plan: tuple[Callable[..., Any], ...]) -> bool:
     return known
 
 
-def _plain(value: Any) -> Any:
-    """A plain scalar, or a tuple/list of them, with its type; else the :data:`_NO` marker.
+class _Layout:
+    """The attribute names of one instance-dict layout that enter a key, and a fast getter for them.
+
+    One object per distinct tuple of attribute names (instances of a class share it): it stands for
+    the names inside keys, so a key compares its names by identity.
+    """
+
+    __slots__ = ("values",)
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        kept = tuple(n for n in names if n not in _STRUCTURE and not (n[0] == "_" and "hook" in n))
+        if len(kept) > 1:
+            self.values: Callable[[dict[str, Any]], tuple[Any, ...]] = itemgetter(*kept)
+        elif kept:
+            only = kept[0]
+            self.values = lambda state: (state[only],)
+        else:
+            self.values = lambda state: ()
+
+
+_LAYOUTS: dict[tuple[str, ...], _Layout] = {}
+_MAX_LAYOUTS = 4096
+
+
+def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The instance's configuration with every value's type (and its items' types), or None.
 
     Types are kept because equal values of different types (``1``, ``1.0``, ``True``) compare and
-    hash alike, yet a formula may return an ``int`` for one and a ``float`` for the other.
+    hash alike, yet a formula may return an ``int`` for one and a ``float`` for the other. A value
+    that is not plain (a tensor outside the parameter table, a callable, a dict) refuses the memo.
     """
-    kind = type(value)
-    if kind in _PLAIN:
-        return kind, value
-    if kind is tuple or kind is list:
-        items = tuple((type(item), item) for item in value)
-        if all(item[0] in _PLAIN for item in items):
-            return kind, items
-    return _NO
-
-
-_NO = object()
+    names = tuple(state)
+    layout = _LAYOUTS.get(names)
+    if layout is None:
+        if len(_LAYOUTS) >= _MAX_LAYOUTS:  # instances given attributes of their own: stay bounded
+            _LAYOUTS.clear()
+        layout = _LAYOUTS[names] = _Layout(names)
+    values = layout.values(state)
+    types = tuple(map(type, values))
+    if not _PLAIN_OR_SEQUENCE.issuperset(types):
+        return None
+    parts: tuple[Any, ...] = (layout, types, values)
+    if tuple in types or list in types:
+        for value in values:
+            if type(value) in _SEQUENCES:
+                item_types = tuple(map(type, value))
+                if not _PLAIN.issuperset(item_types):
+                    return None
+                parts += (item_types,)
+    return parts
 
 
 def _tensors(table: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -104,34 +146,48 @@ def leaf_key(
     state = module.__dict__
     if kwargs or not args or "forward" in state or not _eligible(cls, plan):
         return None
-    parts: list[Any] = [cls, plan]
+    parts: list[Any] = [cls, cls.forward, plan]
     for arg in args:
         described = _call_tensor(arg)
         if described is None:
             return None
         parts.append(described)
     described = _call_tensor(output)
-    if described is None:
+    attributes = _attributes(state)
+    if described is None or attributes is None:
         return None
-    parts.append(described)
-    for name, value in state.items():
-        kind = type(value)
-        if kind in _PLAIN:  # most attributes: sizes, flags, rates (the type kept, see _plain)
-            parts.append(name)
-            parts.append(kind)
-            parts.append(value)
-            continue
-        if name in _STRUCTURE or (name[0] == "_" and "hook" in name):
-            continue
-        plain = _plain(value)
-        if plain is _NO:
-            return None
-        parts.append(name)
-        parts.append(plain)
     params = _tensors(module._parameters)
     buffers = _tensors(module._buffers)
     if params is None or buffers is None:
         return None
+    parts.append(described)
+    parts.append(attributes)
     parts.append(params)
     parts.append(buffers)
     return tuple(parts)
+
+
+class LeafMemo:
+    """A bounded store of silent leaf estimates: six shared MetricResults per :func:`leaf_key`."""
+
+    def __init__(self, limit: int) -> None:
+        self._results: dict[Hashable, dict[str, MetricResult]] = {}
+        self._limit = limit
+
+    def get(self, key: Hashable) -> dict[str, MetricResult] | None:
+        """The results stored under ``key``, or None."""
+        return self._results.get(key)
+
+    def put(self, key: Hashable, results: dict[str, MetricResult]) -> None:
+        """Store ``results`` under ``key``, emptying the store first when it is full."""
+        if len(self._results) >= self._limit:
+            self._results.clear()
+        self._results[key] = results
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        self._results.clear()
+
+
+# The process-wide memo every analysis uses (about 1 KiB per entry; a zoo model has tens to hundreds).
+SHARED = LeafMemo(8192)

@@ -16,12 +16,13 @@ call is covered, the same child called elsewhere is estimated on its own.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from torch import nn
 
+from torchscan.analysis import leaf_memo
 from torchscan.analysis.builtin_handlers import BUILTIN_HANDLERS, BuiltinHandler, forward_failed_tokens
 from torchscan.analysis.estimate import estimate_leaf, record_failure
 from torchscan.analysis.hooks import CallRecord, CallRecorder
@@ -32,7 +33,7 @@ from torchscan.extensions import (
     resolve_handler,
     run_caller_handler,
 )
-from torchscan.report.schema import COMPUTE_FIELDS, ESTIMATE_FIELDS, FIELD_UNITS, MetricResult, metric_result
+from torchscan.report.schema import COMPUTE_FIELDS, ESTIMATE_FIELDS, FIELD_UNITS, metric_result
 
 FORWARD_FAILED = "forward_failed"
 
@@ -65,8 +66,6 @@ class ExtensionState:
         self._handlers: dict[type, tuple[ModuleHandler | None, BuiltinHandler | None]] = {}
         self._owner_of: dict[str, CallRecord] = {}  # field -> outermost active owner
         self._active: list[_Active] = []
-        # Silent leaf estimates of this analysis, reused by calls the formulas cannot tell apart.
-        self._leaf_memo: dict[Hashable, dict[str, MetricResult]] = {}
 
     def _select(self, module_type: type) -> tuple[ModuleHandler | None, BuiltinHandler | None]:
         pair = self._handlers.get(module_type)
@@ -139,7 +138,7 @@ class ExtensionState:
                 if late and owned:
                     self._late_ownership(recorder, record, owned)
         if remaining and record.is_leaf:
-            estimate_leaf(record, module, args, kwargs, output, remaining, self._leaf_memo)
+            estimate_leaf(record, module, args, kwargs, output, remaining, leaf_memo.SHARED)
 
     @staticmethod
     def _apply(
