@@ -14,7 +14,7 @@ from torchscan._version import __version__
 from torchscan.analysis.distributed import process_group_context
 from torchscan.analysis.estimate import field_result
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
-from torchscan.analysis.inputs import qualified_name
+from torchscan.analysis.inputs import device_name, dtype_name, qualified_name
 from torchscan.formulas import functional
 from torchscan.formulas.functional import OperatorCall
 from torchscan.report.diagnostics import concerns_requested_metric, deduplicate, diagnostic
@@ -167,9 +167,20 @@ def attach_operator_flops(records: list[CallRecord], layers: list[LayerReport]) 
         if parent >= 0:
             inclusive[parent] += inclusive[index]
             complete[parent] = complete[parent] and complete[index]
+    # Rows with equal numbers share one result (MetricResults are never modified once built): a deep
+    # model repeats the same few, and building each anew was a visible share of a full analysis.
+    shared: dict[tuple[bool, int], MetricResult] = {}
+
+    def result_for(is_complete: bool, known: int) -> MetricResult:
+        result = shared.get((is_complete, known))
+        if result is None:
+            result = shared[is_complete, known] = _operator_result(is_complete, known)
+        return result
+
     for index, (record, layer) in enumerate(zip(records, layers, strict=True)):
-        layer["metrics"]["operator_flops_self"] = _operator_result(record.op_self_complete, record.op_self)
-        layer["metrics"]["operator_flops"] = _operator_result(complete[index], inclusive[index])
+        metrics = layer["metrics"]
+        metrics["operator_flops_self"] = result_for(record.op_self_complete, record.op_self)
+        metrics["operator_flops"] = result_for(complete[index], inclusive[index])
 
 
 def _out_of_range_totals(totals: Any, layers: list[LayerReport]) -> list[Diagnostic]:
@@ -236,8 +247,8 @@ def storage_totals(infos: Iterable[ModuleInfo]) -> tuple[dict[str, MetricResult]
             if id(param) in seen:
                 continue
             seen.add(id(param))
-            devices.add(str(param.device))
-            dtypes.add(str(param.dtype))
+            devices.add(device_name(param.device))
+            dtypes.add(dtype_name(param.dtype))
             count = param.numel()
             p_bytes += count * param.element_size()
             if param.requires_grad:
@@ -248,8 +259,8 @@ def storage_totals(infos: Iterable[ModuleInfo]) -> tuple[dict[str, MetricResult]
             if id(buffer) in seen:
                 continue
             seen.add(id(buffer))
-            devices.add(str(buffer.device))
-            dtypes.add(str(buffer.dtype))
+            devices.add(device_name(buffer.device))
+            dtypes.add(dtype_name(buffer.dtype))
             count = buffer.numel()
             b_elements += count
             b_bytes += count * buffer.element_size()

@@ -145,21 +145,24 @@ class CallRecorder:
         self._thread = threading.get_ident()  # reset by install()
         self.modules: list[nn.Module] = []
         self._info: dict[int, ModuleInfo] = {}
-        formula_of: dict[type, bool] = {}
+        per_class: dict[type, tuple[str, bool]] = {}  # type name, has a formula that surely applies
         for path, module in walk_modules(root):
             self.modules.append(module)
             params, buffers = _own_tensors(module)
             cls = type(module)
-            if cls not in formula_of:
-                formula_of[cls] = registry.flops.lookup(cls) is not None and not registry.may_refuse(cls)
+            known = per_class.get(cls)
+            if known is None:
+                applies = registry.flops.lookup(cls) is not None and not registry.may_refuse(cls)
+                known = per_class[cls] = (report_name(cls.__name__), applies)
+            children = module._modules
             self._info[id(module)] = ModuleInfo(
-                path=path,
-                depth=path.count(".") + 1 if path else 0,
-                type_name=report_name(cls.__name__),
-                is_leaf=not any(child is not None for child in module._modules.values()),
-                params=params,
-                buffers=buffers,
-                has_formula=formula_of[cls],
+                path,
+                path.count(".") + 1 if path else 0,
+                known[0],
+                not children or not any(child is not None for child in children.values()),
+                params,
+                buffers,
+                known[1],
             )
 
     @property
