@@ -69,6 +69,22 @@ def test_repeated_layers_reuse_one_evaluation(monkeypatch: pytest.MonkeyPatch) -
     assert again == report
 
 
+def test_reports_never_share_a_result() -> None:
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.ReLU())
+    x = torch.randn(2, 8)
+    with torch.no_grad():
+        first = torchscan.crawl_module(model, args=(x,))
+        second = torchscan.crawl_module(model, args=(x,))
+    first_ids = {id(result) for row in first["layers"] for result in row["metrics"].values()}
+    second_ids = {id(result) for row in second["layers"] for result in row["metrics"].values()}
+    assert not first_ids & second_ids
+    expected = json.dumps(second)
+    first["layers"][1]["metrics"]["module_flops"]["value"] = -1  # a caller editing one report
+    with torch.no_grad():
+        third = torchscan.crawl_module(model, args=(x,))
+    assert json.dumps(second) == expected and json.dumps(third) == expected
+
+
 def test_memo_stays_bounded() -> None:
     memo = leaf_memo.LeafMemo(limit=3)
     results: dict[str, Any] = {}

@@ -16,7 +16,7 @@ from torch import nn
 
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
 from torchscan.analysis.inputs import qualified_name
-from torchscan.analysis.leaf_memo import LeafMemo, leaf_key
+from torchscan.analysis.leaf_memo import MemoView, leaf_key
 from torchscan.formulas import registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
@@ -108,13 +108,13 @@ def estimate_leaf(
     kwargs: dict[str, Any],
     output: Any,
     fields: tuple[str, ...] = ESTIMATE_FIELDS,
-    memo: LeafMemo | None = None,
+    memo: MemoView | None = None,
 ) -> None:
     """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics.
 
     ``memo`` keeps the six results of calls estimated completely and silently, keyed by
     :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell apart
-    shares them (MetricResults are never modified once built, like the rows' ``calls``).
+    shares them (within one report; MetricResults are never modified once built).
     """
     path = record.path
     metrics = record.metrics

@@ -36,12 +36,10 @@ from torchscan.report.schema import (
     metric_result,
 )
 
-# Every row's ``calls`` metric: one observed call. One shared constant, never modified.
-CALLS_METRIC = metric_result("complete", 1, unit="calls", scope="module_call", method="pytorch_hook")
 
-
-def _row_metrics() -> dict[str, MetricResult]:
-    return {"calls": CALLS_METRIC}
+def calls_metric() -> MetricResult:
+    """A row's ``calls`` metric: one observed call (one object per analysis, shared by its rows)."""
+    return metric_result("complete", 1, unit="calls", scope="module_call", method="pytorch_hook")
 
 
 @dataclass(slots=True, eq=False)
@@ -60,7 +58,7 @@ class CallRecord:
     output: ValueMeta = field(default_factory=dict)
     failed: bool = False
     # The row's metrics, in report order: ``calls`` first, then estimates, then operator FLOPs.
-    metrics: dict[str, MetricResult] = field(default_factory=_row_metrics)
+    metrics: dict[str, MetricResult] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Operator attribution (full mode): FLOPs dispatched directly in this call's own frame.
     op_self: int = 0
@@ -141,6 +139,7 @@ class CallRecorder:
         self.state: dict[str, Any] = {}  # scratch space for extensions (ownership stack, ...)
         self._call_counts: dict[str, int] = {}
         self._seen_tensors: set[int] = set()
+        self._calls_metric = calls_metric()
         self._handles: list[RemovableHandle] = []
         self._thread = threading.get_ident()  # reset by install()
         self.modules: list[nn.Module] = []
@@ -257,6 +256,7 @@ class CallRecorder:
             input={"args": [describe(a) for a in args], "kwargs": {}},
             parameters=parameters,
             buffers=buffer_stats,
+            metrics={"calls": self._calls_metric},
             covers_own_frame=info.is_leaf and info.has_formula and not _tensorless(args),
         )
         self.stack.append(len(self.records))

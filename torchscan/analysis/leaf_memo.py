@@ -23,7 +23,8 @@ The memo outlives one analysis, as PyTorch's formula lookups do: a test suite or
 analyses the same architecture again reuses the estimates (the key holds classes, formulas, shapes and
 plain values, never a module, tensor or report). It is bounded, and a registration that changes a
 class's formulas changes the ``plan`` inside every new key, so an entry made under other formulas is
-never found again. Entries are shared MetricResults, which are never modified once built.
+never found again. Each analysis gets its own copies (:class:`MemoView`): within one report, calls
+with equal estimates share one set of MetricResults; no two reports share one.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from torchscan.report.metric import copy_result
 from torchscan.report.schema import MetricResult
 
 # Values an attribute may hold and still be compared by equality in a key (tuples and lists of them too).
@@ -167,15 +169,23 @@ def leaf_key(
     return tuple(parts)
 
 
+def _copied(results: dict[str, MetricResult]) -> dict[str, MetricResult]:
+    return {name: copy_result(result) for name, result in results.items()}
+
+
 class LeafMemo:
-    """A bounded store of silent leaf estimates: six shared MetricResults per :func:`leaf_key`."""
+    """The process-wide store: six MetricResults per :func:`leaf_key`, bounded, never handed out.
+
+    Analyses read it through :meth:`view`, which gives each report its own copies: a caller who edits
+    one report's results cannot change another report.
+    """
 
     def __init__(self, limit: int) -> None:
         self._results: dict[Hashable, dict[str, MetricResult]] = {}
         self._limit = limit
 
     def get(self, key: Hashable) -> dict[str, MetricResult] | None:
-        """The results stored under ``key``, or None."""
+        """The stored results under ``key`` (the store's own objects: copy before handing out)."""
         return self._results.get(key)
 
     def put(self, key: Hashable, results: dict[str, MetricResult]) -> None:
@@ -188,6 +198,36 @@ class LeafMemo:
         """Forget every entry."""
         self._results.clear()
 
+    def view(self) -> MemoView:
+        """The memo as one analysis sees it (see :class:`MemoView`)."""
+        return MemoView(self)
 
-# The process-wide memo every analysis uses (about 1 KiB per entry; a zoo model has tens to hundreds).
+
+class MemoView:
+    """One analysis' side of the memo: matching calls of this analysis share one set of results.
+
+    A key first met in this analysis is copied out of the process-wide store (or estimated and a copy
+    stored there), so rows of one report may share a MetricResult, reports never do.
+    """
+
+    def __init__(self, shared: LeafMemo) -> None:
+        self._shared = shared
+        self._local: dict[Hashable, dict[str, MetricResult]] = {}
+
+    def get(self, key: Hashable) -> dict[str, MetricResult] | None:
+        """This analysis' results under ``key``, copied from the process-wide store when needed."""
+        results = self._local.get(key)
+        if results is None:
+            stored = self._shared.get(key)
+            if stored is not None:
+                results = self._local[key] = _copied(stored)
+        return results
+
+    def put(self, key: Hashable, results: dict[str, MetricResult]) -> None:
+        """Keep ``results`` for this analysis and a private copy for later ones."""
+        self._local[key] = results
+        self._shared.put(key, _copied(results))
+
+
+# The process-wide store every analysis reads (about 1 KiB per entry; a zoo model has tens to hundreds).
 SHARED = LeafMemo(8192)

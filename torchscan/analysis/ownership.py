@@ -66,6 +66,7 @@ class ExtensionState:
         self._handlers: dict[type, tuple[ModuleHandler | None, BuiltinHandler | None]] = {}
         self._owner_of: dict[str, CallRecord] = {}  # field -> outermost active owner
         self._active: list[_Active] = []
+        self._leaf_memo = leaf_memo.SHARED.view()  # silent leaf estimates (analysis/leaf_memo.py)
 
     def _select(self, module_type: type) -> tuple[ModuleHandler | None, BuiltinHandler | None]:
         pair = self._handlers.get(module_type)
@@ -138,7 +139,7 @@ class ExtensionState:
                 if late and owned:
                     self._late_ownership(recorder, record, owned)
         if remaining and record.is_leaf:
-            estimate_leaf(record, module, args, kwargs, output, remaining, leaf_memo.SHARED)
+            estimate_leaf(record, module, args, kwargs, output, remaining, self._leaf_memo)
 
     @staticmethod
     def _apply(

@@ -67,6 +67,19 @@ def _result(
     return fields.__dict__  # type: ignore[return-value]
 
 
+def copy_result(result: MetricResult) -> MetricResult:
+    """An independent copy of a MetricResult that :func:`metric_result` built (no re-validation),
+    as compact as the original."""
+    return _result(
+        result["status"],
+        result["value"],
+        result["known_value"],
+        result["unit"],
+        result["scope"],
+        result["method"],
+    )
+
+
 def in_float_range(number: Number) -> bool:
     """True when ``number`` is finite and ``float(number)`` cannot overflow (no bool check)."""
     if isinstance(number, float):
