@@ -1,12 +1,12 @@
-"""Reuse of one analysis' silent leaf estimates across calls that the formulas cannot tell apart.
+"""Reuse of silent leaf estimates across calls that the module formulas cannot tell apart.
 
 A deep model repeats the same layer: a 1,000-pair ``Linear+ReLU`` stack runs one configuration of
 each type a thousand times, ResNet's blocks and BERT's layers a dozen times. Module formulas are pure
 functions of the module's configuration, its own parameters' and buffers' shapes and the call's
 tensors' metadata (formulas.md A.2: never values), so two calls that agree on all of that get the
-same six numbers. :func:`leaf_key` spells that agreement out; the estimator stores the six numbers of
-a call that its formulas estimated completely and silently, and builds the next matching call's
-results from them instead of running the four formulas again.
+same six results. :func:`leaf_key` spells that agreement out; the estimator stores the six results of
+a call that its formulas estimated completely and silently, and gives them to the next matching call
+instead of running the four formulas again.
 
 The key is deliberately narrow, so that a hit can never differ from a fresh evaluation:
 
