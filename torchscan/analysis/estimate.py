@@ -189,9 +189,11 @@ def _estimate_silently(
 ) -> dict[str, MetricResult] | None:
     """The common case in one pass: every formula recognises the call, succeeds and stays silent.
 
-    Returns the six complete results in report order; anything else (a formula that does not
-    recognise the call, an unsupported configuration, a warning, a field not applicable) returns
-    None, and the general path re-runs the pure formulas one by one.
+    Returns the six results in report order: three complete counts and the receptive-field triple
+    (complete, or unavailable as ``not_applicable`` when the formula says it does not apply, exactly
+    as the general path records it). Anything else (a formula that does not recognise the call, an
+    unsupported configuration, a warning) returns None, and the general path re-runs the pure
+    formulas one by one.
     """
     flops_of, macs_of, dmas_of, field_of = plan
     with warnings.catch_warnings(record=True) as caught:
@@ -203,23 +205,22 @@ def _estimate_silently(
             spatial = field_of(module, inp, out)
         except (registry.NotRecognised, NotImplementedError):
             return None
-    if caught or spatial is None:
+    if caught:
         return None
-    rf, stride, padding = spatial
     # field_result's arguments spelled out: this runs for every distinct leaf call of a full analysis
-    method, scope, unit = MODULE_FORMULA_METHOD, "module_call", "elements"
-    return {
+    method, scope = MODULE_FORMULA_METHOD, "module_call"
+    results = {
         "module_flops": metric_result("complete", int(flops), unit="FLOPs", scope=scope, method=method),
         "macs": metric_result("complete", int(macs), unit="MACs", scope=scope, method=method),
         "dmas": metric_result("complete", int(dmas), unit="DMAs", scope=scope, method=method),
-        "receptive_field": metric_result("complete", rf, unit=unit, scope=scope, method=method, signed=True),
-        "effective_stride": metric_result(
-            "complete", stride, unit=unit, scope=scope, method=method, signed=True
-        ),
-        "effective_padding": metric_result(
-            "complete", padding, unit=unit, scope=scope, method=method, signed=True
-        ),
     }
+    if spatial is None:
+        for name in SPATIAL_FIELDS:
+            results[name] = field_result(name, "unavailable", method=NOT_APPLICABLE)
+    else:
+        for name, value in zip(SPATIAL_FIELDS, spatial, strict=True):
+            results[name] = field_result(name, "complete", value)
+    return results
 
 
 def _evaluate(
