@@ -116,3 +116,11 @@ def test_memory_smoke_prints_the_agreement_table(tmp_path: Path) -> None:
     row = next(line for line in completed.stdout.splitlines() if line.startswith("| training small-cnn"))
     assert "(complete)" in row and row.endswith("| yes |")
     assert out.read_text(encoding="utf-8") == completed.stdout
+
+
+def test_zoo_memo_check_finds_every_report_unchanged() -> None:
+    pytest.importorskip("torchvision")
+    completed = run_script("zoo_memo_check.py", "--only", "squeezenet1_1,resnet18", timeout=300)
+    assert "squeezenet1_1: same" in completed.stdout
+    assert "resnet18: same" in completed.stdout
+    assert "models checked: 2; same: 2; different: []" in completed.stdout
