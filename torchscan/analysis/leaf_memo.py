@@ -229,5 +229,6 @@ class MemoView:
         self._shared.put(key, _copied(results))
 
 
-# The process-wide store every analysis reads (about 1 KiB per entry; a zoo model has tens to hundreds).
-SHARED = LeafMemo(8192)
+# The process-wide store every analysis reads: about 3 KiB per entry (key and six results), so at most
+# about 11 MiB; a zoo model needs tens to a few hundred entries (ResNet-50: 50).
+SHARED = LeafMemo(4096)
