@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 import torchscan
@@ -201,3 +203,80 @@ def test_caller_registered_formulas_are_not_memoised() -> None:
 
     assert leaf_memo.leaf_key(module, plan, (x,), {}, module(x)) is not None
     assert leaf_memo.leaf_key(module, (caller_formula, *plan[1:]), (x,), {}, module(x)) is None
+
+
+class _TokenBlock(nn.Module):
+    """Leaves whose receptive field does not apply (Embedding, LayerNorm, Dropout) next to Linear."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(50, width)
+        self.norms = nn.ModuleList(nn.LayerNorm(width) for _ in range(3))
+        self.drop = nn.Dropout(0.1)
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        for norm in self.norms:
+            x = self.proj(self.drop(norm(x)))
+        return x
+
+
+def test_not_applicable_receptive_fields_are_memoised_identically(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _TokenBlock(8).eval()
+    ids = torch.randint(0, 50, (2, 5))
+    calls = _count_evaluations(monkeypatch)
+    with torch.no_grad():
+        report = torchscan.crawl_module(model, args=(ids,))
+    assert len(calls) == 4  # Embedding, LayerNorm (three equal ones), Dropout, Linear (called 3 times)
+    norm = next(row for row in report["layers"] if row["type"] == "LayerNorm")
+    assert norm["metrics"]["receptive_field"] == {
+        "status": "unavailable",
+        "value": None,
+        "known_value": None,
+        "unit": "elements",
+        "scope": "module_call",
+        "method": "not_applicable",
+    }
+    with_memo, without = _both(monkeypatch, model, ids)
+    assert with_memo == without
+
+
+_LAYER_CHOICES = (
+    lambda: nn.Linear(6, 6),
+    lambda: nn.Linear(6, 6, bias=False),
+    lambda: nn.ReLU(),
+    lambda: nn.ReLU(inplace=True),
+    lambda: nn.GELU(approximate="tanh"),
+    lambda: nn.Dropout(0.2),
+    lambda: nn.LayerNorm(6),
+    lambda: nn.LayerNorm(6, elementwise_affine=False),
+    lambda: nn.Identity(),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    picks=st.lists(st.integers(0, len(_LAYER_CHOICES) - 1), min_size=1, max_size=12),
+    rows=st.integers(0, 3),
+    double=st.booleans(),
+)
+def test_any_stack_reports_the_same_with_and_without_the_memo(
+    picks: list[int], rows: int, double: bool
+) -> None:
+    model = nn.Sequential(*(_LAYER_CHOICES[i]() for i in picks))
+    x = torch.randn(rows, 6)
+    if double:
+        model, x = model.double(), x.double()
+    leaf_memo.SHARED.clear()
+    with torch.no_grad():
+        cold = torchscan.crawl_module(model, args=(x,))
+        warm = torchscan.crawl_module(model, args=(x,))
+    real_key = estimate.leaf_key
+    estimate.leaf_key = lambda *_: None  # type: ignore[assignment]
+    try:
+        with torch.no_grad():
+            without = torchscan.crawl_module(model, args=(x,))
+    finally:
+        estimate.leaf_key = real_key
+    assert json.dumps(cold) == json.dumps(without) == json.dumps(warm)
