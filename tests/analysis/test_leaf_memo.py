@@ -163,7 +163,15 @@ def test_scalar_types_are_part_of_the_key() -> None:
 
 @pytest.mark.parametrize(
     "case",
-    ["keyword", "subclass_input", "instance_forward", "tensor_attribute", "user_class", "no_output"],
+    [
+        "keyword",
+        "subclass_input",
+        "subclass_parameter",
+        "instance_forward",
+        "tensor_attribute",
+        "user_class",
+        "no_output",
+    ],
 )
 def test_key_refuses_what_it_cannot_describe(case: str) -> None:
     module: nn.Module = nn.Linear(4, 4)
@@ -175,6 +183,12 @@ def test_key_refuses_what_it_cannot_describe(case: str) -> None:
         args, kwargs = (), {"input": x}
     elif case == "subclass_input":
         args = (nn.Parameter(x),)
+    elif case == "subclass_parameter":
+
+        class Marked(torch.Tensor):
+            pass
+
+        module.weight = nn.Parameter(torch.randn(4, 4).as_subclass(Marked))
     elif case == "instance_forward":
         module.forward = module.forward  # type: ignore[method-assign]
     elif case == "tensor_attribute":

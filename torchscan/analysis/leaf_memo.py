@@ -46,6 +46,8 @@ _PLAIN_OR_SEQUENCE = _PLAIN | _SEQUENCES
 _STRUCTURE = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
 _STRIDED = torch.strided
 _TENSOR = torch.Tensor
+# Plain tensors and parameters only: a subclass (fake, distributed) may carry symbolic or global sizes.
+_OWN_TENSOR_TYPES = frozenset({torch.Tensor, nn.Parameter})
 
 _ELIGIBLE: dict[tuple[type, tuple[Callable[..., Any], ...]], bool] = {}
 
@@ -115,14 +117,14 @@ def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
 
 
 def _tensors(table: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Names, shapes and dtypes of a module's own parameter or buffer table."""
+    """Names, shapes and dtypes of a module's own parameter or buffer table; None for a tensor subclass."""
     if not table:
         return ()
     parts: list[Any] = []
     for name, tensor in table.items():
         if tensor is None:
             parts.append((name, None))
-        elif isinstance(tensor, _TENSOR) and tensor.layout is _STRIDED:
+        elif type(tensor) in _OWN_TENSOR_TYPES and tensor.layout is _STRIDED:
             parts.append((name, tensor.shape, tensor.dtype))
         else:
             return None
