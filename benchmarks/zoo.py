@@ -2,7 +2,9 @@
 
 Usage: ``python benchmarks/zoo.py`` (every model; run it with torch 2.14.1 + torchvision 0.29.1, e.g.
 ``/root/.cache/torchscan-ci/torch-2.14.1/bin/python``), ``--skip-large``, ``--only NAME[,NAME]``,
-``--limit N``, ``--markdown FILE``, ``--json FILE``. One process; models are built one at a time and
+``--limit N``, ``--markdown FILE``, ``--json FILE``, ``--overhead REPEATS`` (also the issue #24 timing:
+full ``crawl_module`` and ``measure_flops`` ÷ a bare forward per model and the zoo medians, through
+``zoo_overhead.py``). One process; models are built one at a time and
 freed after use; CPU, ``torch.set_num_threads(1)``; random weights, no downloads.
 
 Per model: parameters; module FLOPs/MACs/DMAs (``crawl_module``, full mode) with status and value;
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch
 import zoo_models
+import zoo_overhead
 
 import torchscan
 
@@ -479,9 +482,18 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, help="measure at most this many models")
     parser.add_argument("--markdown", type=Path, help="also write the Markdown to this file")
     parser.add_argument("--json", type=Path, help="write every per-model figure and the summary as JSON")
+    parser.add_argument(
+        "--overhead",
+        type=int,
+        metavar="REPEATS",
+        help="also time full crawl_module and measure_flops against a bare forward per model "
+        "(zoo_overhead.py, REPEATS interleaved rounds) and report the zoo medians (issue #24 targets)",
+    )
     options = parser.parse_args(argv)
     if options.limit is not None and options.limit < 1:
         parser.error("--limit must be at least 1")
+    if options.overhead is not None and options.overhead < 1:
+        parser.error("--overhead must be at least 1")
     specs = zoo_models.catalogue()
     if options.only:
         wanted = options.only.split(",")
@@ -507,14 +519,23 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     started = time.perf_counter()
     entries = []
+    timings = []
     for spec in options.specs:
         entry = measure(spec)
         gc.collect()  # the model is freed before the next one is built
         entries.append(entry)
         state = entry.get("error", f"macs {entry.get('macs', {}).get('status')}")
         print(f"{spec.name}: {entry['seconds']} s, {state}", file=sys.stderr, flush=True)
+        if options.overhead:
+            timings.append(zoo_overhead.time_model(spec, options.overhead))
+            gc.collect()
     facts = summary(entries)
     text = markdown(entries, facts, _header(argv, time.perf_counter() - started))
+    if options.overhead:
+        facts["overhead"] = zoo_overhead.summary(timings)
+        text += "\n## Overhead against a bare forward (issue #24)\n\n" + zoo_overhead.markdown(
+            timings, facts["overhead"]
+        )
     print(text, end="")
     if options.markdown:
         options.markdown.write_text(text, encoding="utf-8")

@@ -330,7 +330,7 @@ def test_zoo_cli_smoke(tmp_path: Path) -> None:
     out_json, out_md = tmp_path / "zoo.json", tmp_path / "zoo.md"
     command = [sys.executable, str(ROOT / "benchmarks" / "zoo.py"), "--only", name, "--limit", "1"]
     completed = subprocess.run(
-        [*command, "--json", str(out_json), "--markdown", str(out_md)],
+        [*command, "--json", str(out_json), "--markdown", str(out_md), "--overhead", "1"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -344,6 +344,10 @@ def test_zoo_cli_smoke(tmp_path: Path) -> None:
     assert [entry["name"] for entry in data["models"]] == [name]
     assert data["summary"]["models"] == 1
     assert "error" not in data["models"][0]
+    # --overhead: issue #24's medians, timed in the same run
+    assert "## Overhead against a bare forward (issue #24)" in completed.stdout
+    assert data["summary"]["overhead"]["models"] == 1
+    assert data["summary"]["overhead"]["full_over_bare"] > 0
 
 
 def test_zoo_cli_rejects_unknown_names() -> None:
