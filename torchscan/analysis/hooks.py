@@ -155,13 +155,13 @@ class CallRecorder:
                 known = per_class[cls] = (report_name(cls.__name__), applies)
             children = module._modules
             self._info[id(module)] = ModuleInfo(
-                path,
-                path.count(".") + 1 if path else 0,
-                known[0],
-                not children or not any(child is not None for child in children.values()),
-                params,
-                buffers,
-                known[1],
+                path=path,
+                depth=path.count(".") + 1 if path else 0,
+                type_name=known[0],
+                is_leaf=not children or not any(child is not None for child in children.values()),
+                params=params,
+                buffers=buffers,
+                has_formula=known[1],
             )
 
     @property
