@@ -207,13 +207,8 @@ def _estimate_silently(
             return None
     if caught:
         return None
-    # field_result's arguments spelled out: this runs for every distinct leaf call of a full analysis
-    method, scope = MODULE_FORMULA_METHOD, "module_call"
-    results = {
-        "module_flops": metric_result("complete", int(flops), unit="FLOPs", scope=scope, method=method),
-        "macs": metric_result("complete", int(macs), unit="MACs", scope=scope, method=method),
-        "dmas": metric_result("complete", int(dmas), unit="DMAs", scope=scope, method=method),
-    }
+    counts = zip(COMPUTE_FIELDS, (flops, macs, dmas), strict=True)
+    results = {name: field_result(name, "complete", int(count)) for name, count in counts}
     if spatial is None:
         for name in SPATIAL_FIELDS:
             results[name] = field_result(name, "unavailable", method=NOT_APPLICABLE)

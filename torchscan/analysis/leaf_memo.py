@@ -36,6 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from torchscan.formulas import registry
 from torchscan.report.metric import copy_result
 from torchscan.report.schema import MetricResult
 
@@ -57,7 +58,7 @@ def _eligible(cls: type, plan: tuple[Callable[..., Any], ...]) -> bool:
     key = (cls, plan)
     known = _ELIGIBLE.get(key)
     if known is None:
-        known = str(cls.__module__).partition(".")[0] == "torch" and all(
+        known = registry.defined_in_torch(cls) and all(
             str(getattr(formula, "__module__", "")).startswith("torchscan.formulas.") for formula in plan
         )
         _ELIGIBLE[key] = known

@@ -99,7 +99,8 @@ def has_native_forward(module: nn.Module, native_type: type[nn.Module]) -> bool:
     return "forward" not in module.__dict__ and type(module).forward is native_type.forward
 
 
-def _defined_in_torch(module_type: type) -> bool:
+def defined_in_torch(module_type: type) -> bool:
+    """True for a class defined in PyTorch itself (``torch.*``), whose forward the families describe."""
     return str(getattr(module_type, "__module__", "")).partition(".")[0] == "torch"
 
 
@@ -116,7 +117,7 @@ def may_refuse(module_type: type) -> bool:
     instance whose ``forward`` was replaced is not watched either: formulas.md C9 keeps it incomplete
     (the object claims a native type it no longer behaves as).
     """
-    return not flops.registered_directly(module_type) and not _defined_in_torch(module_type)
+    return not flops.registered_directly(module_type) and not defined_in_torch(module_type)
 
 
 def leaf_formulas(module_type: type) -> tuple[Callable[..., Any], ...] | None:
