@@ -42,11 +42,16 @@ FORWARD_FAILED = "forward_failed"
 class _Active:
     """Per-call state between the pre-hook and the post-hook."""
 
-    record: CallRecord
+    record: CallRecord | None  # None only in _PLAIN
     caller: ModuleHandler | None
     builtin: BuiltinHandler | None
     requested: tuple[str, ...]  # the six fields minus those an active ancestor owns
     declared: tuple[str, ...]  # fields this call declared as subtree-owned in its pre-hook
+
+
+# The state of every call without a handler under no owner (most calls): every field requested,
+# nothing declared. Such a call pushes its record instead of a new _Active.
+_PLAIN = _Active(None, None, None, ESTIMATE_FIELDS, ())
 
 
 def _ref(owner: CallRecord) -> dict[str, Any]:
@@ -65,7 +70,7 @@ class ExtensionState:
         self.custom = dict(custom_modules)
         self._handlers: dict[type, tuple[ModuleHandler | None, BuiltinHandler | None]] = {}
         self._owner_of: dict[str, CallRecord] = {}  # field -> outermost active owner
-        self._active: list[_Active] = []
+        self._active: list[_Active | CallRecord] = []
         self._leaf_memo = leaf_memo.SHARED.view()  # silent leaf estimates (analysis/leaf_memo.py)
 
     def _select(self, module_type: type) -> tuple[ModuleHandler | None, BuiltinHandler | None]:
@@ -81,6 +86,9 @@ class ExtensionState:
         """Record ancestor coverage and declare this call's subtree ownership (§5.2)."""
         caller, builtin = self._select(type(module))
         owner_of = self._owner_of
+        if caller is None and builtin is None and not owner_of:
+            self._active.append(record)  # _PLAIN: nothing to remember but the record
+            return
         requested: tuple[str, ...] = ESTIMATE_FIELDS
         if owner_of:
             record.metric_owners = {
@@ -102,8 +110,11 @@ class ExtensionState:
     def _close(self, record: CallRecord) -> _Active:
         """Pop this call's state and unwind the ownership it declared."""
         active = self._active.pop()
-        while active.record is not record and self._active:  # defensive: hooks close calls LIFO
+        # defensive: hooks close calls LIFO
+        while (active.record if type(active) is _Active else active) is not record and self._active:
             active = self._active.pop()
+        if type(active) is not _Active:
+            return _PLAIN
         for name in active.declared:
             if self._owner_of.get(name) is record:
                 del self._owner_of[name]
@@ -122,6 +133,10 @@ class ExtensionState:
     ) -> None:
         """The fallback chain of §4.2 for one successfully completed call."""
         active = self._close(record)
+        if active is _PLAIN:  # no handler, no owner: the leaf formulas or nothing
+            if record.is_leaf:
+                estimate_leaf(record, module, args, kwargs, output, ESTIMATE_FIELDS, self._leaf_memo)
+            return
         remaining = active.requested
         if not remaining:
             return  # every field is covered by an ancestor: no callback, no formula
