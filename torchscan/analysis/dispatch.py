@@ -16,7 +16,9 @@ active: PyTorch's registry is read, never written.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
+from types import MethodType
 from typing import Any, Protocol
 
 import torch
@@ -53,14 +55,32 @@ LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
 )
 COMPLEX_REASON = "Native shape formula does not account for real operations inside complex arithmetic."
+_MODULES = sys.modules
+_DYNAMO = "torch._dynamo"
 ATTENTION_REASON = (
     "Native fused attention formula counts matrix products only; scaling, softmax, masks, "
     "and dropout work are not covered."
 )
 
 
+class FrameTally(Protocol):
+    """The FLOP tally of one open module call, updated directly for a frame its estimates cover."""
+
+    op_self: int
+    op_self_complete: bool
+    covers_own_frame: bool
+
+
 class AttributionSink(Protocol):
-    """Receives each counted operator for per-call attribution (the hook recorder implements it)."""
+    """Receives each counted operator for per-call attribution (the hook recorder implements it).
+
+    ``current`` is the innermost open call (None outside any): an operator dispatched in a frame whose
+    estimates cover it needs only its FLOPs added there, which the observer does without a call.
+    """
+
+    @property
+    def current(self) -> FrameTally | None:
+        """The innermost open call's tally, or None."""
 
     def on_operator(
         self,
@@ -102,12 +122,14 @@ class OperatorObserver(TorchDispatchMode):
         self.distributed = distributed.DistributedTally()  # DTensor logical work, collectives
         self._entered = 0
         self._known = 0  # sum of by_operator, kept within MAX_NUMBER by _add
+        self._unguarded = False
 
     def __enter__(self) -> OperatorObserver:
         # The mode re-enters itself to observe decompositions: the optimizer step hooks are installed
         # once, by the outermost entry, and removed by its exit (also when the workload raised).
         if self._entered == 0:
             self.phases.install()
+            self._unguard()
         self._entered += 1
         try:
             super().__enter__()
@@ -126,6 +148,27 @@ class OperatorObserver(TorchDispatchMode):
         self._entered -= 1
         if self._entered == 0:
             self.phases.remove()
+            self._guard()
+
+    def _unguard(self) -> None:
+        """Dispatch to the method itself, not PyTorch's Dynamo guard around it, while Dynamo is absent.
+
+        PyTorch wraps every mode's ``__torch_dispatch__`` in ``torch._dynamo.disable`` so that a
+        compiled region never traces the mode. That wrapper imports ``torch._dynamo`` on the first
+        operator (about 0.6 s, once per process) and costs about 0.4 µs per operator. While no code
+        of this process has loaded Dynamo nothing can be compiling, so the unwrapped method is bound
+        on the instance (looked up before the class's); the first operator after Dynamo is loaded
+        (``torch.compile`` called inside the workload) goes back to the guarded one (:meth:`_guard`).
+        """
+        raw = getattr(type(self).__torch_dispatch__, "__wrapped__", None)
+        if raw is not None and _DYNAMO not in _MODULES:
+            self.__dict__["__torch_dispatch__"] = MethodType(raw, self)
+            self._unguarded = True
+
+    def _guard(self) -> None:
+        """Use the class's (guarded) ``__torch_dispatch__`` again; drops the bound-method cycle."""
+        self.__dict__.pop("__torch_dispatch__", None)
+        self._unguarded = False
 
     def _resolve(self, func: Any) -> Entry:
         """Resolve an overload once (:func:`operator_resolution.resolve`) and cache the decision."""
@@ -136,6 +179,8 @@ class OperatorObserver(TorchDispatchMode):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
+        if self._unguarded and _DYNAMO in _MODULES:
+            self._guard()  # Dynamo was loaded during the workload: its guard applies from now on
         kwargs = kwargs or {}
         if self.suspended or (self.distributed.depth and self.distributed.skip()):
             return func(*args, **kwargs)  # skip(): DTensor's sharding propagation on fake tensors
@@ -155,8 +200,15 @@ class OperatorObserver(TorchDispatchMode):
         flops, complete, ignored = self._count(entry, args, kwargs, out)
         if flops or not complete:  # a counted or ignored zero changes no phase: skip the lookup
             self.phases.add(flops, complete)
-        if self.sink is not None:
-            self.sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
+        sink = self.sink
+        if sink is not None:
+            frame = sink.current
+            if frame is not None and frame.covers_own_frame:
+                frame.op_self += flops
+                if not complete:
+                    frame.op_self_complete = False
+            else:
+                sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
             for label in self.module_labels.parents:  # a set: each running label once
                 self.by_module[label] = self.by_module.get(label, 0) + flops

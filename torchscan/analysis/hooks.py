@@ -129,6 +129,8 @@ class CallRecorder:
     ) -> None:
         self.records: list[CallRecord] = []
         self.stack: list[int] = []
+        # The innermost open record (``records[stack[-1]]``), read by the observer for every operator.
+        self.current: CallRecord | None = None
         self.estimator = estimator
         self.on_failure = on_failure
         self.on_enter = on_enter
@@ -261,12 +263,15 @@ class CallRecorder:
         )
         self.stack.append(len(self.records))
         self.records.append(record)
+        self.current = record
         if self.on_enter is not None:
             self.on_enter(self, record, module)
 
     def exit(self, module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
         """Post-hook of a call that returned: close the innermost record, then estimate it."""
-        record = self.records[self.stack.pop()]
+        stack = self.stack
+        record = self.records[stack.pop()]
+        self.current = self.records[stack[-1]] if stack else None
         if kwargs:
             # Global pre-hooks do not receive keyword arguments; they are described here.
             record.input["kwargs"] = {k: describe(v) for k, v in kwargs.items()}
@@ -286,7 +291,9 @@ class CallRecorder:
 
     def fail(self, module: nn.Module) -> None:
         """Post-hook of a call whose forward raised (the exception may be caught by a parent)."""
-        record = self.records[self.stack.pop()]
+        stack = self.stack
+        record = self.records[stack.pop()]
+        self.current = self.records[stack[-1]] if stack else None
         record.failed = True
         record.output = FAILED
         if self.on_failure is not None:
@@ -319,7 +326,8 @@ class CallRecorder:
         """Attribute one dispatched operator to the innermost active call.
 
         Only a frame that no estimate covers keeps the call's metadata for its functional formula;
-        operators whose functional estimate is always 0 (views, allocation) are not kept.
+        operators whose functional estimate is always 0 (views, allocation) are not kept. (The observer
+        adds an operator of a covered frame to :attr:`current` itself, without this call.)
         """
         if not self.stack:
             self.outside += flops
