@@ -1,4 +1,4 @@
-"""The observer skips PyTorch's Dynamo guard only while Dynamo is absent, and counts the same either way."""
+"""Dispatch modes skip PyTorch's Dynamo guard only while Dynamo is absent, and count alike either way."""
 
 from __future__ import annotations
 
@@ -10,8 +10,17 @@ import torch
 from torch import nn
 
 import torchscan
-from torchscan.analysis import dispatch
+from torchscan.analysis import dispatch, dynamo_guard, memory_ledger
 from torchscan.analysis.dispatch import OperatorObserver
+
+
+@pytest.fixture
+def modules(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """A stand-in for ``sys.modules`` as the modes see it: no ``torch._dynamo`` until a test adds it."""
+    fake: dict[str, object] = {}
+    for owner in (dispatch, dynamo_guard, memory_ledger):
+        monkeypatch.setattr(owner, "MODULES", fake)
+    return fake
 
 
 def _workload() -> None:
@@ -21,43 +30,62 @@ def _workload() -> None:
 
 def _observed(modules: dict[str, object]) -> OperatorObserver:
     observer = OperatorObserver()
-    previous = dispatch._MODULES
-    dispatch._MODULES = modules  # type: ignore[assignment]
-    try:
-        with observer:
-            assert ("__torch_dispatch__" in observer.__dict__) == ("torch._dynamo" not in modules)
-            _workload()
-    finally:
-        dispatch._MODULES = previous
+    with observer:
+        assert ("__torch_dispatch__" in observer.__dict__) == ("torch._dynamo" not in modules)
+        _workload()
     return observer
 
 
-def test_unguarded_and_guarded_observers_count_alike() -> None:
-    unguarded = _observed({})
-    guarded = _observed({"torch._dynamo": object()})
+def test_unguarded_and_guarded_observers_count_alike(modules: dict[str, object]) -> None:
+    unguarded = _observed(modules)
+    modules["torch._dynamo"] = object()
+    guarded = _observed(modules)
     assert unguarded.report()["by_operator"] == guarded.report()["by_operator"]
     assert unguarded.report()["total"] == guarded.report()["total"]
     # the bound method (a reference cycle) is dropped when the observation ends
     assert "__torch_dispatch__" not in unguarded.__dict__
 
 
-def test_dynamo_loaded_during_the_workload_restores_the_guard() -> None:
+def test_dynamo_loaded_during_the_workload_restores_the_guard(modules: dict[str, object]) -> None:
     observer = OperatorObserver()
-    modules: dict[str, object] = {}
-    previous = dispatch._MODULES
-    dispatch._MODULES = modules  # type: ignore[assignment]
-    try:
-        with observer:
-            x = torch.randn(4, 4)
-            torch.mm(x, x)
-            assert "__torch_dispatch__" in observer.__dict__
-            modules["torch._dynamo"] = object()  # as ``torch.compile`` inside the workload would
-            torch.mm(x, x)
-            assert "__torch_dispatch__" not in observer.__dict__
-            torch.mm(x, x)
-    finally:
-        dispatch._MODULES = previous
+    with observer:
+        x = torch.randn(4, 4)
+        torch.mm(x, x)
+        assert "__torch_dispatch__" in observer.__dict__
+        modules["torch._dynamo"] = object()  # as ``torch.compile`` inside the workload would
+        torch.mm(x, x)
+        assert "__torch_dispatch__" not in observer.__dict__
+        torch.mm(x, x)
     assert observer.report()["by_operator"]["aten.mm"] == 3 * 2 * 4 * 4 * 4
+
+
+def _ledger(modules: dict[str, object], loaded_midway: bool) -> dict[str, object]:
+    model = nn.Sequential(nn.Linear(6, 4), nn.ReLU())
+    seen: list[bool] = []
+
+    def workload() -> None:
+        model(torch.randn(3, 6)).sum().backward()
+        seen.append(any("__torch_dispatch__" in vars(mode) for mode in _active_modes()))
+        if loaded_midway:
+            modules["torch._dynamo"] = object()
+        model(torch.randn(3, 6)).sum().backward()
+
+    report = torchscan.measure_memory(workload, modules=model)
+    report["context"].pop("torch_version", None)
+    return {"report": report, "unguarded": seen[0]}
+
+
+def _active_modes() -> list[object]:
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    return list(_get_current_dispatch_mode_stack())
+
+
+def test_the_storage_ledger_records_alike_guarded_or_not(modules: dict[str, object]) -> None:
+    plain = _ledger(modules, loaded_midway=True)
+    guarded = _ledger(modules, loaded_midway=False)  # Dynamo is "loaded" from the start now
+    assert plain["unguarded"] is True and guarded["unguarded"] is False
+    assert plain["report"] == guarded["report"]
 
 
 def test_a_plain_torch_process_never_imports_dynamo() -> None:
@@ -67,6 +95,7 @@ def test_a_plain_torch_process_never_imports_dynamo() -> None:
         "model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())\n"
         "report = torchscan.crawl_module(model, args=(torch.randn(2, 8),))\n"
         "flops = torchscan.measure_flops(lambda: model(torch.randn(2, 8)))\n"
+        "torchscan.measure_memory(lambda: model(torch.randn(2, 8)).sum().backward(), modules=model)\n"
         "assert report['totals']['operator_flops']['status'] == 'complete'\n"
         "print(before, 'torch._dynamo' in sys.modules, flops['total']['value'])\n"
     )

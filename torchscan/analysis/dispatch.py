@@ -16,15 +16,14 @@ active: PyTorch's registry is read, never written.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Mapping
-from types import MethodType
 from typing import Any, Protocol
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis import distributed
+from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
 from torchscan.analysis.operator_resolution import (
     Entry,
@@ -55,8 +54,6 @@ LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
 )
 COMPLEX_REASON = "Native shape formula does not account for real operations inside complex arithmetic."
-_MODULES = sys.modules
-_DYNAMO = "torch._dynamo"
 ATTENTION_REASON = (
     "Native fused attention formula counts matrix products only; scaling, softmax, masks, "
     "and dropout work are not covered."
@@ -129,7 +126,7 @@ class OperatorObserver(TorchDispatchMode):
         # once, by the outermost entry, and removed by its exit (also when the workload raised).
         if self._entered == 0:
             self.phases.install()
-            self._unguard()
+            self._unguarded = unguard(self)  # analysis/dynamo_guard.py
         self._entered += 1
         try:
             super().__enter__()
@@ -148,27 +145,7 @@ class OperatorObserver(TorchDispatchMode):
         self._entered -= 1
         if self._entered == 0:
             self.phases.remove()
-            self._guard()
-
-    def _unguard(self) -> None:
-        """Dispatch to the method itself, not PyTorch's Dynamo guard around it, while Dynamo is absent.
-
-        PyTorch wraps every mode's ``__torch_dispatch__`` in ``torch._dynamo.disable`` so that a
-        compiled region never traces the mode. That wrapper imports ``torch._dynamo`` on the first
-        operator (about 0.6 s, once per process) and costs about 0.4 µs per operator. While no code
-        of this process has loaded Dynamo nothing can be compiling, so the unwrapped method is bound
-        on the instance (looked up before the class's); the first operator after Dynamo is loaded
-        (``torch.compile`` called inside the workload) goes back to the guarded one (:meth:`_guard`).
-        """
-        raw = getattr(type(self).__torch_dispatch__, "__wrapped__", None)
-        if raw is not None and _DYNAMO not in _MODULES:
-            self.__dict__["__torch_dispatch__"] = MethodType(raw, self)
-            self._unguarded = True
-
-    def _guard(self) -> None:
-        """Use the class's (guarded) ``__torch_dispatch__`` again; drops the bound-method cycle."""
-        self.__dict__.pop("__torch_dispatch__", None)
-        self._unguarded = False
+            self._unguarded = guard(self)
 
     def _resolve(self, func: Any) -> Entry:
         """Resolve an overload once (:func:`operator_resolution.resolve`) and cache the decision."""
@@ -179,8 +156,8 @@ class OperatorObserver(TorchDispatchMode):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
     ) -> Any:
-        if self._unguarded and _DYNAMO in _MODULES:
-            self._guard()  # Dynamo was loaded during the workload: its guard applies from now on
+        if self._unguarded and DYNAMO in MODULES:
+            self._unguarded = guard(self)  # Dynamo was loaded during the workload: guarded from now on
         kwargs = kwargs or {}
         if self.suspended or (self.distributed.depth and self.distributed.skip()):
             return func(*args, **kwargs)  # skip(): DTensor's sharding propagation on fake tensors

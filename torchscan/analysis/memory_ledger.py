@@ -32,6 +32,7 @@ from torch import nn
 from torch.nn.parameter import is_lazy
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.memory_calls import CallStack
 from torchscan.analysis.phases import PhaseTally, current_phase
 
@@ -133,6 +134,7 @@ class StorageLedger(TorchDispatchMode):
         self.calls.clock = lambda: self.event
         self._plain = _plain_types()
         self._pre: dict[int, Any] = {}
+        self._unguarded = False
         self._params: list[nn.Parameter] = []
         self._tracked: set[int] = set()
         self._handles: list[Any] = []
@@ -154,6 +156,7 @@ class StorageLedger(TorchDispatchMode):
         for root in self.calls.roots:
             self._register_module(root)
         self.tally.install()
+        self._unguarded = unguard(self)  # analysis/dynamo_guard.py
         self._handles.append(optim_module.register_optimizer_step_pre_hook(self._step_hook))
         self._handles.append(optim_module.register_optimizer_step_post_hook(self._step_hook))
         self.calls.install()
@@ -169,6 +172,7 @@ class StorageLedger(TorchDispatchMode):
             hooks.__exit__(None, None, None)
         self.calls.remove()
         self.tally.remove()
+        self._unguarded = guard(self)
         if not self._closed:
             # Parameters made during the call (a lazy module's, a replaced one) are parameters for
             # their whole life; gradients assigned without accumulation (``p.grad = g``) are gradients.
@@ -332,6 +336,8 @@ class StorageLedger(TorchDispatchMode):
             self._close(record, self.event + 1)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if self._unguarded and DYNAMO in MODULES:
+            self._unguarded = guard(self)  # Dynamo was loaded during the workload: guarded from now on
         kwargs = kwargs or {}
         if self._internal:
             return func(*args, **kwargs)
