@@ -26,11 +26,14 @@ from torchscan.analysis import distributed
 from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
 from torchscan.analysis.operator_resolution import (
+    COMPLEX_VALUE,
+    UNSUPPORTED_LAYOUT,
     Entry,
-    has_complex,
+    any_complex,
     layout_unsupported,
     native_count,
     native_registry,
+    operand_flags,
     resolve,
     run_composite,
     wrap_caller_formula,
@@ -214,10 +217,12 @@ class OperatorObserver(TorchDispatchMode):
         assert formula is not None
         if kind == CUSTOM:
             return (*self._count_custom(name, formula, args, kwargs, out), False)
-        if layout_unsupported(args, kwargs):
-            self.unsupported.setdefault(name, LAYOUT_REASON)
-            return 0, False, False
         if kind == NATIVE:
+            # One pass finds both what stops the count (a layout) and what makes it partial (complex)
+            flags = operand_flags(args) | (operand_flags(kwargs.values()) if kwargs else 0)
+            if flags & UNSUPPORTED_LAYOUT:
+                self.unsupported.setdefault(name, LAYOUT_REASON)
+                return 0, False, False
             try:
                 flops = native_count(entry, formula, args, kwargs, out)
             except Exception as error:  # PyTorch's formula cannot describe this call: report it
@@ -230,10 +235,13 @@ class OperatorObserver(TorchDispatchMode):
             if "attention" in name:
                 self.incomplete.setdefault(name, ATTENTION_REASON)
                 return flops, False, False
-            if has_complex(args, kwargs, out):
+            if flags & COMPLEX_VALUE or any_complex((out,)):
                 self.incomplete.setdefault(name, COMPLEX_REASON)
                 return flops, False, False
             return flops, True, False
+        if layout_unsupported(args, kwargs):
+            self.unsupported.setdefault(name, LAYOUT_REASON)
+            return 0, False, False
         try:
             flops = int(formula(args, kwargs, out))
         except operators.UnsupportedOperatorFormula as error:

@@ -35,6 +35,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.memory_calls import CallStack
 from torchscan.analysis.phases import PhaseTally, current_phase
+from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 PARAMETERS, BUFFERS, GRADIENTS, OPTIMIZER_STATE, ACTIVATIONS, TEMPORARIES, INPUTS = range(7)
 """Category indices, in the report order of ``memory_schema.CATEGORIES``."""
@@ -414,6 +415,6 @@ def _tensors(args: Iterable[Any], more: Iterable[Any]) -> list[torch.Tensor]:
         for value in group:
             if isinstance(value, torch.Tensor):
                 found.append(value)
-            elif isinstance(value, list | tuple):
+            elif isinstance(value, _SEQUENCES):
                 found.extend(item for item in value if isinstance(item, torch.Tensor))
     return found

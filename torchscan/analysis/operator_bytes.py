@@ -27,6 +27,7 @@ import torch
 from torchscan.analysis.operator_kinds import IGNORED
 from torchscan.analysis.operator_resolution import Entry, returns_alias
 from torchscan.formulas import operators
+from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 ZERO_BYTE_REASONS = frozenset({operators.VIEW_REASON, operators.METADATA_REASON, operators.ALLOCATE_REASON})
 """Ignored reasons whose operators move no element: views, metadata queries, allocation."""
@@ -105,7 +106,7 @@ def _add_values(values: Any, total: list[int]) -> None:
                 total[1] = 1
             else:
                 total[0] += size
-        elif isinstance(value, list | tuple) and value and type(value[0]) is not int:
+        elif isinstance(value, _SEQUENCES) and value and type(value[0]) is not int:
             _add_values(value, total)
 
 
@@ -131,7 +132,7 @@ def operand_bytes(
             total[1] = 1
         else:
             total[0] += size
-    elif isinstance(out, list | tuple):
+    elif isinstance(out, _SEQUENCES):
         _add_values(out, total)
     return total[0], not total[1]
 

@@ -27,6 +27,7 @@ from torchscan.analysis.operator_kinds import (
     UNCOUNTED,
 )
 from torchscan.formulas import native_equivalents, operators, optimizer_ops
+from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 
@@ -108,8 +109,8 @@ def _shapes(value: Any) -> Any:
     """
     if isinstance(value, torch.Tensor):
         return value.shape
-    if isinstance(value, list | tuple):
-        return type(value)(_shapes(v) for v in value) if type(value) in (list, tuple) else value
+    if isinstance(value, _SEQUENCES):
+        return type(value)(_shapes(v) for v in value) if type(value) in _SEQUENCES else value
     if isinstance(value, dict):
         return {k: _shapes(v) for k, v in value.items()}
     return value
@@ -171,7 +172,7 @@ def any_unsupported_layout(values: Any) -> bool:
         if isinstance(value, tensor):
             if value.layout is not strided or value.is_nested:
                 return True
-        elif isinstance(value, list | tuple):
+        elif isinstance(value, _SEQUENCES):
             for item in _tensor_items(value):
                 if isinstance(item, tensor) and (item.layout is not strided or item.is_nested):
                     return True
@@ -180,22 +181,52 @@ def any_unsupported_layout(values: Any) -> bool:
 
 def has_complex(args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> bool:
     """Whether a call's arguments or output hold a complex tensor or a Python complex number."""
-    return _any_complex(args) or _any_complex(kwargs.values()) or _any_complex((out,))
+    return any_complex(args) or any_complex(kwargs.values()) or any_complex((out,))
 
 
-def _any_complex(values: Any) -> bool:
+def any_complex(values: Any) -> bool:
+    """Whether any of ``values`` is a complex tensor or Python complex number (or a list holds a
+    complex tensor)."""
     tensor = torch.Tensor
     for value in values:
         if isinstance(value, tensor):
             if value.is_complex():
                 return True
-        elif isinstance(value, list | tuple):
+        elif isinstance(value, _SEQUENCES):
             for item in _tensor_items(value):
                 if isinstance(item, tensor) and item.is_complex():
                     return True
         elif isinstance(value, complex):
             return True
     return False
+
+
+UNSUPPORTED_LAYOUT = 1
+COMPLEX_VALUE = 2
+
+
+def operand_flags(values: Any) -> int:
+    """:func:`any_unsupported_layout` (bit ``UNSUPPORTED_LAYOUT``) and the complex test of
+    :func:`has_complex` (bit ``COMPLEX_VALUE``) over ``values`` in one pass, for native formulas,
+    which need both for every call."""
+    strided, tensor = torch.strided, torch.Tensor
+    flags = 0
+    for value in values:
+        if isinstance(value, tensor):
+            if value.layout is not strided or value.is_nested:
+                flags |= UNSUPPORTED_LAYOUT
+            if value.is_complex():
+                flags |= COMPLEX_VALUE
+        elif isinstance(value, _SEQUENCES):
+            for item in _tensor_items(value):
+                if isinstance(item, tensor):
+                    if item.layout is not strided or item.is_nested:
+                        flags |= UNSUPPORTED_LAYOUT
+                    if item.is_complex():
+                        flags |= COMPLEX_VALUE
+        elif isinstance(value, complex):
+            flags |= COMPLEX_VALUE
+    return flags
 
 
 def native_count(

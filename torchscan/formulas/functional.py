@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from torchscan.formulas import operators, registry
+from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 # Operator kinds as the observer resolves them (torchscan.analysis.dispatch; duplicated as plain ints
 # so formulas never import the analysis layer).
@@ -56,7 +57,7 @@ Estimate = tuple[int | None, int | None, int | None]  # (module_flops, macs, dma
 def _meta(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         return TensorMeta(value.shape, value.dtype)  # torch.Size is a tuple: no copy
-    if isinstance(value, list | tuple):
+    if isinstance(value, _SEQUENCES):
         return tuple(_meta(v) for v in value)
     return value
 

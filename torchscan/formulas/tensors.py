@@ -14,6 +14,8 @@ from torch import Tensor
 from torchscan.formulas.registry import UnsupportedConfiguration
 
 _STRIDED = torch.strided
+# For ``isinstance`` on per-operator paths: ``list | tuple`` builds a union object at every evaluation.
+SEQUENCES = (list, tuple)
 DENSE_REASON = "Module formulas require real, dense, strided tensors."
 
 
