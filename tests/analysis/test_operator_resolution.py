@@ -6,12 +6,8 @@ for every overload, so the two must never disagree.
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from torchscan.analysis import operator_resolution as resolution
 from torchscan.analysis.operator_resolution import classify_overload, is_composite, resolve
@@ -134,39 +130,3 @@ def test_resolve_never_disagrees_with_classify_overload():
             assert entry.reason == reason, op
         kinds[kind] = kinds.get(kind, 0) + 1
     assert kinds["custom"] >= 1 and kinds["ignored"] > 100 and kinds["decomposed"] > 100
-
-
-# --- the one-pass operand check of native formulas ------------------------------------------------
-
-
-def _nested() -> torch.Tensor:
-    with warnings.catch_warnings():  # the strided nested layout is a prototype: PyTorch says so
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
-
-
-_OPERANDS = [
-    torch.ones(2, 3),
-    torch.ones(2, dtype=torch.complex64),
-    torch.eye(3).to_sparse(),
-    _nested(),
-    [1, 2],
-    [torch.ones(2), torch.ones(2, dtype=torch.complex64)],
-    [None, torch.eye(2).to_sparse()],
-    (torch.ones(1),),
-    2.5,
-    1j,
-    None,
-    False,
-    [],
-]
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(range(len(_OPERANDS))), max_size=6))
-def test_operand_flags_agree_with_the_two_separate_checks(picks: list[int]) -> None:
-    values = [_OPERANDS[i] for i in picks]
-    expected = (resolution.UNSUPPORTED_LAYOUT if resolution.any_unsupported_layout(values) else 0) | (
-        resolution.COMPLEX_VALUE if resolution.any_complex(values) else 0
-    )
-    assert resolution.operand_flags(values) == expected

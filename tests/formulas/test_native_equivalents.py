@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from torchscan import measure_flops
+from torchscan.analysis import operand_checks
 from torchscan.analysis import operator_resolution as resolution
 from torchscan.formulas import native_equivalents
 
@@ -113,8 +114,8 @@ def test_measure_flops_matches_flop_counter_mode_on_products_and_convolutions() 
 
 def test_operator_checks_skip_int_lists_but_not_optional_tensor_lists() -> None:
     sparse = torch.eye(3).to_sparse()
-    assert resolution.any_unsupported_layout(([1, 2, 3], [None, sparse]))
-    assert resolution.any_unsupported_layout(((sparse,),))
-    assert not resolution.any_unsupported_layout(([1, 2, 3], [None, torch.eye(3)], []))
-    assert resolution.has_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)]), {}, None)
-    assert not resolution.has_complex((torch.eye(2), [3, 4]), {}, torch.eye(2))
+    assert operand_checks.any_unsupported_layout(([1, 2, 3], [None, sparse]))
+    assert operand_checks.any_unsupported_layout(((sparse,),))
+    assert not operand_checks.any_unsupported_layout(([1, 2, 3], [None, torch.eye(3)], []))
+    assert operand_checks.has_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)]), {}, None)
+    assert not operand_checks.has_complex((torch.eye(2), [3, 4]), {}, torch.eye(2))

@@ -24,16 +24,18 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis import distributed
 from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
-from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
-from torchscan.analysis.operator_resolution import (
+from torchscan.analysis.operand_checks import (
     COMPLEX_VALUE,
     UNSUPPORTED_LAYOUT,
-    Entry,
     any_complex,
     layout_unsupported,
+    operand_flags,
+)
+from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
+from torchscan.analysis.operator_resolution import (
+    Entry,
     native_count,
     native_registry,
-    operand_flags,
     resolve,
     run_composite,
     wrap_caller_formula,

@@ -3,9 +3,10 @@
 :func:`resolve` decides once per overload which formula counts its calls (caller ``custom_mapping``
 > PyTorch's native ``FlopCounterMode`` formula > TorchScan's supplemental ``torchscan_flops_v1``
 formula, formulas.md B.2), or why they are ignored, decomposed, tallied as communication or left
-uncounted. The helpers beside it check a call's tensors (layouts, complex dtypes) and run a native
-formula cheaply. :class:`~torchscan.analysis.dispatch.OperatorObserver` applies the decisions; this
-module holds no state and modifies nothing global: PyTorch's registry is read, never written.
+uncounted. The helpers beside it run a native formula cheaply (the operand checks live in
+``analysis/operand_checks.py``). :class:`~torchscan.analysis.dispatch.OperatorObserver` applies the
+decisions; this module holds no state and modifies nothing global: PyTorch's registry is read, never
+written.
 """
 
 from __future__ import annotations
@@ -149,84 +150,6 @@ class Entry:
 def is_pytorch_formula(formula: Callable[..., int]) -> bool:
     """Whether a registry entry is PyTorch's own (not one registered by other code)."""
     return getattr(formula, "__module__", None) == "torch.utils.flop_counter"
-
-
-def layout_unsupported(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
-    """Whether any tensor argument is sparse, nested or otherwise not dense strided."""
-    return any_unsupported_layout(args) or (bool(kwargs) and any_unsupported_layout(kwargs.values()))
-
-
-def _tensor_items(value: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
-    """The items of an operator's list argument that may hold tensors (``()`` for ``int[]`` lists).
-
-    Operator list arguments are homogeneous by schema (``int[]``, ``Tensor[]``, ``Tensor?[]``), so a
-    list whose first item is an int holds no tensor; strides, paddings and sizes are skipped cheaply.
-    """
-    return () if not value or type(value[0]) is int else value
-
-
-def any_unsupported_layout(values: Any) -> bool:
-    """Whether any of ``values`` (or a tensor inside a list of them) is not a dense strided tensor."""
-    strided, tensor = torch.strided, torch.Tensor
-    for value in values:
-        if isinstance(value, tensor):
-            if value.layout is not strided or value.is_nested:
-                return True
-        elif isinstance(value, _SEQUENCES):
-            for item in _tensor_items(value):
-                if isinstance(item, tensor) and (item.layout is not strided or item.is_nested):
-                    return True
-    return False
-
-
-def has_complex(args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> bool:
-    """Whether a call's arguments or output hold a complex tensor or a Python complex number."""
-    return any_complex(args) or any_complex(kwargs.values()) or any_complex((out,))
-
-
-def any_complex(values: Any) -> bool:
-    """Whether any of ``values`` is a complex tensor or Python complex number (or a list holds a
-    complex tensor)."""
-    tensor = torch.Tensor
-    for value in values:
-        if isinstance(value, tensor):
-            if value.is_complex():
-                return True
-        elif isinstance(value, _SEQUENCES):
-            for item in _tensor_items(value):
-                if isinstance(item, tensor) and item.is_complex():
-                    return True
-        elif isinstance(value, complex):
-            return True
-    return False
-
-
-UNSUPPORTED_LAYOUT = 1
-COMPLEX_VALUE = 2
-
-
-def operand_flags(values: Any) -> int:
-    """:func:`any_unsupported_layout` (bit ``UNSUPPORTED_LAYOUT``) and the complex test of
-    :func:`has_complex` (bit ``COMPLEX_VALUE``) over ``values`` in one pass, for native formulas,
-    which need both for every call."""
-    strided, tensor = torch.strided, torch.Tensor
-    flags = 0
-    for value in values:
-        if isinstance(value, tensor):
-            if value.layout is not strided or value.is_nested:
-                flags |= UNSUPPORTED_LAYOUT
-            if value.is_complex():
-                flags |= COMPLEX_VALUE
-        elif isinstance(value, _SEQUENCES):
-            for item in _tensor_items(value):
-                if isinstance(item, tensor):
-                    if item.layout is not strided or item.is_nested:
-                        flags |= UNSUPPORTED_LAYOUT
-                    if item.is_complex():
-                        flags |= COMPLEX_VALUE
-        elif isinstance(value, complex):
-            flags |= COMPLEX_VALUE
-    return flags
 
 
 def native_count(
