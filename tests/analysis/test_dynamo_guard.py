@@ -13,6 +13,10 @@ import torchscan
 from torchscan.analysis import dispatch, dynamo_guard, memory_ledger
 from torchscan.analysis.dispatch import OperatorObserver
 
+# Whether this PyTorch wraps a mode's __torch_dispatch__ in its Dynamo guard (2.13 and 2.14 do); without
+# the wrapper there is nothing to skip and the modes dispatch through the class method as always.
+WRAPPED = hasattr(OperatorObserver.__dict__["__torch_dispatch__"], "__wrapped__")
+
 
 @pytest.fixture
 def modules(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
@@ -31,7 +35,7 @@ def _workload() -> None:
 def _observed(modules: dict[str, object]) -> OperatorObserver:
     observer = OperatorObserver()
     with observer:
-        assert ("__torch_dispatch__" in observer.__dict__) == ("torch._dynamo" not in modules)
+        assert ("__torch_dispatch__" in observer.__dict__) == (WRAPPED and "torch._dynamo" not in modules)
         _workload()
     return observer
 
@@ -46,6 +50,7 @@ def test_unguarded_and_guarded_observers_count_alike(modules: dict[str, object])
     assert "__torch_dispatch__" not in unguarded.__dict__
 
 
+@pytest.mark.skipif(not WRAPPED, reason="this PyTorch does not wrap __torch_dispatch__ in a Dynamo guard")
 def test_dynamo_loaded_during_the_workload_restores_the_guard(modules: dict[str, object]) -> None:
     observer = OperatorObserver()
     with observer:
@@ -84,7 +89,7 @@ def _active_modes() -> list[object]:
 def test_the_storage_ledger_records_alike_guarded_or_not(modules: dict[str, object]) -> None:
     plain = _ledger(modules, loaded_midway=True)
     guarded = _ledger(modules, loaded_midway=False)  # Dynamo is "loaded" from the start now
-    assert plain["unguarded"] is True and guarded["unguarded"] is False
+    assert plain["unguarded"] is WRAPPED and guarded["unguarded"] is False
     assert plain["report"] == guarded["report"]
 
 
