@@ -117,5 +117,5 @@ def test_operator_checks_skip_int_lists_but_not_optional_tensor_lists() -> None:
     assert operand_checks.any_unsupported_layout(([1, 2, 3], [None, sparse]))
     assert operand_checks.any_unsupported_layout(((sparse,),))
     assert not operand_checks.any_unsupported_layout(([1, 2, 3], [None, torch.eye(3)], []))
-    assert operand_checks.has_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)]), {}, None)
-    assert not operand_checks.has_complex((torch.eye(2), [3, 4]), {}, torch.eye(2))
+    assert operand_checks.any_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)], None))
+    assert not operand_checks.any_complex((torch.eye(2), [3, 4], torch.eye(2)))

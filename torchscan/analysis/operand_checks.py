@@ -43,11 +43,6 @@ def any_unsupported_layout(values: Any) -> bool:
     return False
 
 
-def has_complex(args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any) -> bool:
-    """Whether a call's arguments or output hold a complex tensor or a Python complex number."""
-    return any_complex(args) or any_complex(kwargs.values()) or any_complex((out,))
-
-
 def any_complex(values: Any) -> bool:
     """Whether any of ``values`` is a complex tensor or Python complex number (or a list holds a
     complex tensor)."""
@@ -70,8 +65,8 @@ COMPLEX_VALUE = 2
 
 
 def operand_flags(values: Any) -> int:
-    """:func:`any_unsupported_layout` (bit ``UNSUPPORTED_LAYOUT``) and the complex test of
-    :func:`has_complex` (bit ``COMPLEX_VALUE``) over ``values`` in one pass, for native formulas,
+    """:func:`any_unsupported_layout` (bit ``UNSUPPORTED_LAYOUT``) and :func:`any_complex`
+    (bit ``COMPLEX_VALUE``) over ``values`` in one pass, for native formulas,
     which need both for every call."""
     strided, tensor = torch.strided, torch.Tensor
     flags = 0
