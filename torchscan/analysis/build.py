@@ -36,6 +36,7 @@ from torchscan.report.schema import (
     in_float_range,
     metric_result,
 )
+from torchscan.runtime.torch_versions import untested_torch_diagnostics
 
 
 class IncompleteAnalysisError(RuntimeError):
@@ -326,6 +327,8 @@ def build_report(
             )
         )
     diagnostics = deduplicate(diagnostics) + list(operator_report["diagnostics"])
+    if not any(entry["code"] == "untested_torch_version" for entry in diagnostics):
+        diagnostics += untested_torch_diagnostics()  # structure mode: no operator report carries it
 
     for tensor in input_tensors:
         devices.add(str(tensor.device))

@@ -1,10 +1,11 @@
 """Operator observation: one ``TorchDispatchMode`` that counts, ignores or reports every operator.
 
 The observer is shared by ``measure_flops`` and ``crawl_module``. For each dispatched operator it
-resolves exactly one formula (caller ``custom_mapping`` > PyTorch's native ``FlopCounterMode``
-formula > TorchScan's supplemental ``torchscan_flops_v1`` formula, formulas.md B.2), or an
-"ignored" reason, or the pointwise fallback (that per-overload decision and its helpers live in
-:mod:`torchscan.analysis.operator_resolution`), and attributes the result to the innermost active
+resolves exactly one formula (caller ``custom_mapping`` > TorchScan's reference-checked
+``torchscan_flops_v1`` formula > PyTorch's ``FlopCounterMode`` formula for an operator TorchScan
+never classified, torch-versions.md 1), or an "ignored" reason, or the pointwise fallback (that
+per-overload decision and its helpers live in :mod:`torchscan.analysis.operator_resolution`), and
+attributes the result to the innermost active
 module call through an optional attribution sink. A C++ composite overload (seen under
 ``torch.inference_mode``) runs its C++ composite kernel, whose parts are observed one by one
 (real-models.md 2.3, families.md 1).
@@ -31,10 +32,16 @@ from torchscan.analysis.operand_checks import (
     layout_unsupported,
     operand_flags,
 )
-from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
+from torchscan.analysis.operator_kinds import (
+    COMMUNICATION,
+    CUSTOM,
+    DECOMPOSED,
+    IGNORED,
+    INHERITED,
+    UNCOUNTED,
+)
 from torchscan.analysis.operator_resolution import (
     Entry,
-    native_count,
     native_registry,
     resolve,
     run_composite,
@@ -45,24 +52,23 @@ from torchscan.formulas import operators
 from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.names import report_name
 from torchscan.report.schema import (
+    ATTENTION_COUNTING,
     COUNTING_CONVENTION,
     MAX_NUMBER,
     OPERATOR_METHOD,
     SCHEMA_VERSION,
     Diagnostic,
+    FlopContext,
     FlopReport,
     MetricResult,
     metric_result,
 )
+from torchscan.runtime.torch_versions import installed_version, untested_torch_diagnostics
 
 LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
 )
 COMPLEX_REASON = "Native shape formula does not account for real operations inside complex arithmetic."
-ATTENTION_REASON = (
-    "Native fused attention formula counts matrix products only; scaling, softmax, masks, "
-    "and dropout work are not covered."
-)
 
 
 class FrameTally(Protocol):
@@ -120,6 +126,8 @@ class OperatorObserver(TorchDispatchMode):
         self.uncounted: dict[str, int] = {}
         self.unsupported: dict[str, str] = {}
         self.incomplete: dict[str, str] = {}
+        # Operators only an unchecked inherited formula could count: name -> (calls, its FLOPs)
+        self.unverified: dict[str, tuple[int, int]] = {}
         self.phases = PhaseTally()
         self.distributed = distributed.DistributedTally()  # DTensor logical work, collectives
         self._entered = 0
@@ -219,28 +227,8 @@ class OperatorObserver(TorchDispatchMode):
         assert formula is not None
         if kind == CUSTOM:
             return (*self._count_custom(name, formula, args, kwargs, out), False)
-        if kind == NATIVE:
-            # One pass finds both what stops the count (a layout) and what makes it partial (complex)
-            flags = operand_flags(args) | (operand_flags(kwargs.values()) if kwargs else 0)
-            if flags & UNSUPPORTED_LAYOUT:
-                self.unsupported.setdefault(name, LAYOUT_REASON)
-                return 0, False, False
-            try:
-                flops = native_count(entry, formula, args, kwargs, out)
-            except Exception as error:  # PyTorch's formula cannot describe this call: report it
-                self.unsupported.setdefault(
-                    name, f"PyTorch's native formula failed on this call: {error_text(error)}"
-                )
-                return 0, False, False
-            if not self._add(name, flops):
-                return 0, False, False
-            if "attention" in name:
-                self.incomplete.setdefault(name, ATTENTION_REASON)
-                return flops, False, False
-            if flags & COMPLEX_VALUE or any_complex((out,)):
-                self.incomplete.setdefault(name, COMPLEX_REASON)
-                return flops, False, False
-            return flops, True, False
+        if kind == INHERITED:
+            return self._count_inherited(entry, formula, args, kwargs, out)
         if layout_unsupported(args, kwargs):
             self.unsupported.setdefault(name, LAYOUT_REASON)
             return 0, False, False
@@ -251,6 +239,44 @@ class OperatorObserver(TorchDispatchMode):
             return 0, False, False
         if not self._add(name, flops):
             return 0, False, False
+        return flops, True, False
+
+    def _count_inherited(
+        self,
+        entry: Entry,
+        formula: Callable[..., int],
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        out: Any,
+    ) -> tuple[int, bool, bool]:
+        """PyTorch's own formula for an operator TorchScan has none for (torch-versions.md 1).
+
+        Counted only where the reference suite checked it on this torch (``entry.verified``); an
+        unchecked formula's FLOPs are kept apart (:attr:`unverified`) and left out of every total, so a
+        partial total stays a lower bound whatever that formula gets wrong.
+        """
+        name = entry.name
+        # One pass finds both what stops the count (a layout) and what makes it partial (complex)
+        flags = operand_flags(args) | (operand_flags(kwargs.values()) if kwargs else 0)
+        if flags & UNSUPPORTED_LAYOUT:
+            self.unsupported.setdefault(name, LAYOUT_REASON)
+            return 0, False, False
+        try:
+            flops = int(formula(*args, **kwargs, out_val=out))
+        except Exception as error:  # PyTorch's formula cannot describe this call: report it
+            self.unsupported.setdefault(
+                name, f"PyTorch's native formula failed on this call: {error_text(error)}"
+            )
+            return 0, False, False
+        if not entry.verified:
+            calls, known = self.unverified.get(name, (0, 0))
+            self.unverified[name] = (calls + 1, known + flops)
+            return 0, False, False
+        if not self._add(name, flops):
+            return 0, False, False
+        if flags & COMPLEX_VALUE or any_complex((out,)):
+            self.incomplete.setdefault(name, COMPLEX_REASON)
+            return flops, False, False
         return flops, True, False
 
     def _add(self, name: str, flops: int) -> bool:
@@ -335,6 +361,30 @@ class OperatorObserver(TorchDispatchMode):
             for name, calls in sorted(self.uncounted.items())
             if name not in self.unsupported
         ]
+        version = installed_version()
+        for name, (calls, flops) in sorted(self.unverified.items()):
+            if name in self.unsupported:
+                continue
+            entries.append(
+                diagnostic(
+                    "uncounted_operator",
+                    f"{name} was observed {calls} time(s); TorchScan has no formula of its own for it and "
+                    f"FlopCounterMode's is not checked on torch {version}, so it is not counted.",
+                    metric="flops",
+                    operator=name,
+                )
+            )
+            entries.append(
+                diagnostic(
+                    "unverified_inherited_formula",
+                    f"FlopCounterMode's formula for {name} on torch {version}, which TorchScan's reference "
+                    f"suite has not checked there, gives {flops} FLOPs over {calls} call(s); left out of "
+                    "the total.",
+                    metric="flops",
+                    severity="info",
+                    operator=name,
+                )
+            )
         entries += [
             diagnostic("incomplete_operator_formula", reason, metric="flops", operator=name)
             for name, reason in sorted(self.incomplete.items())
@@ -345,8 +395,9 @@ class OperatorObserver(TorchDispatchMode):
         """The :class:`FlopReport` of everything observed so far."""
         diagnostics = self.diagnostics()
         known = sum(self.by_operator.values())
+        gaps = any(entry["severity"] != "info" for entry in diagnostics)
         total = metric_result(
-            "partial" if diagnostics else "complete",
+            "partial" if gaps else "complete",
             known,
             unit="FLOPs",
             scope="workload",
@@ -354,13 +405,14 @@ class OperatorObserver(TorchDispatchMode):
         )
         report = self._report(total, diagnostics)
         tally = self.distributed
-        logical = tally.logical_total(total, bool(diagnostics))
+        logical = tally.logical_total(total, gaps)
         if logical is not None:
             report["logical_total"] = logical
         communication = tally.communication()
         if communication is not None:
             report["communication"] = communication
         report["diagnostics"] += tally.diagnostics()
+        report["diagnostics"] += untested_torch_diagnostics(sorted(self.unverified))
         context = distributed.process_group_context(tally.mesh)
         if context is not None:
             report["context"]["distributed"] = context
@@ -369,11 +421,7 @@ class OperatorObserver(TorchDispatchMode):
     def _report(self, total: MetricResult, diagnostics: list[Diagnostic]) -> FlopReport:
         return {
             "schema_version": SCHEMA_VERSION,
-            "context": {
-                "torch_version": str(torch.__version__),
-                "method": OPERATOR_METHOD,
-                "counting_convention": COUNTING_CONVENTION,
-            },
+            "context": flop_context(OPERATOR_METHOD, self.by_operator, self._native),
             "total": total,
             "by_phase": self.phases.results(OPERATOR_METHOD),
             "by_module": {report_name(k): v for k, v in sorted(self.by_module.items()) if k != "Global"},
@@ -386,17 +434,26 @@ class OperatorObserver(TorchDispatchMode):
         }
 
 
+def flop_context(method: str, by_operator: Mapping[str, int], registry: Mapping[Any, Any]) -> FlopContext:
+    """A FlopReport's context; ``flop_counter_operators`` read from the running torch's ``registry``
+    (torch-versions.md 1: what "FlopCounterMode alone" counts is never a list fixed in code)."""
+    covered = {str(packet) for packet in registry}
+    return {
+        "torch_version": str(torch.__version__),
+        "method": method,
+        "counting_convention": COUNTING_CONVENTION,
+        "attention": ATTENTION_COUNTING,
+        "flop_counter_operators": sorted(name for name in by_operator if name in covered),
+    }
+
+
 def not_requested_report() -> FlopReport:
     """The empty operator report of structure mode (analysis.md 6.2)."""
     from torchscan.report.schema import NOT_REQUESTED
 
     return {
         "schema_version": SCHEMA_VERSION,
-        "context": {
-            "torch_version": str(torch.__version__),
-            "method": NOT_REQUESTED,
-            "counting_convention": COUNTING_CONVENTION,
-        },
+        "context": flop_context(NOT_REQUESTED, {}, {}),
         "total": metric_result("unavailable", unit="FLOPs", scope="workload", method=NOT_REQUESTED),
         "by_phase": unavailable_phases(NOT_REQUESTED),
         "by_module": {},

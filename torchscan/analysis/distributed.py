@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from torchscan.analysis.operator_kinds import CUSTOM, IGNORED, NATIVE, UNCOUNTED
+from torchscan.analysis.operator_kinds import CUSTOM, IGNORED, INHERITED, UNCOUNTED
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import (
     COMMUNICATION_METHOD,
@@ -330,8 +330,10 @@ def logical_count(entry: Any, args: tuple[Any, ...], kwargs: Any, out: Any) -> t
     formula: Callable[..., Any] | None = entry.formula
     if kind == UNCOUNTED or formula is None:
         return 0, "No FLOP formula is registered for this DTensor operator."
+    if kind == INHERITED and not entry.verified:
+        return 0, "Only a FlopCounterMode formula TorchScan has not checked on this torch covers it."
     try:
-        if kind in (CUSTOM, NATIVE):
+        if kind in (CUSTOM, INHERITED):
             value = formula(*args, **kwargs, out_val=out)
         else:
             value = formula(args, kwargs, out)
@@ -339,6 +341,4 @@ def logical_count(entry: Any, args: tuple[Any, ...], kwargs: Any, out: Any) -> t
         return 0, f"The formula failed at global shapes: {type(error).__name__}"
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         return 0, "The formula returned no finite non-negative number at global shapes."
-    if kind == NATIVE and "attention" in entry.name:
-        return int(value), "Native fused attention formula counts matrix products only."
     return int(value), None

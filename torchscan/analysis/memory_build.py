@@ -35,6 +35,7 @@ from torchscan.report.memory_schema import (
     TimelinePoint,
 )
 from torchscan.report.schema import Diagnostic, MetricResult, metric_result
+from torchscan.runtime.torch_versions import untested_torch_diagnostics
 
 _ALL = frozenset(range(len(CATEGORIES)))
 
@@ -285,7 +286,7 @@ def build_memory_report(
         "timeline": points,
         "timeline_events": samples,
         "allocator": allocator,
-        "diagnostics": diagnostics + device_notes,
+        "diagnostics": diagnostics + device_notes + untested_torch_diagnostics(),
     }
     group = process_group_context(None)
     if group is not None:

@@ -1,12 +1,14 @@
 """How each operator overload is counted: the per-overload decision and its counting helpers.
 
-:func:`resolve` decides once per overload which formula counts its calls (caller ``custom_mapping``
-> PyTorch's native ``FlopCounterMode`` formula > TorchScan's supplemental ``torchscan_flops_v1``
-formula, formulas.md B.2), or why they are ignored, decomposed, tallied as communication or left
-uncounted. The helpers beside it run a native formula cheaply (the operand checks live in
-``analysis/operand_checks.py``). :class:`~torchscan.analysis.dispatch.OperatorObserver` applies the
-decisions; this module holds no state and modifies nothing global: PyTorch's registry is read, never
-written.
+:func:`resolve` decides once per overload which formula counts its calls, or why they are ignored,
+decomposed, tallied as communication or left uncounted (families.md 1, torch-versions.md 1): a
+caller's ``custom_mapping`` first, then TorchScan's own classification — its reference-checked
+``torchscan_flops_v1`` formulas, ignored tables, PyTorch's metadata, the pointwise fallback — and only
+for an operator TorchScan never classified, PyTorch's ``FlopCounterMode`` formula ("inherited"),
+trusted as complete only on the torch releases where the reference suite checked it
+(``formulas/provenance.CHECKED_INHERITED``). A formula PyTorch starts registering never replaces one of
+TorchScan's. :class:`~torchscan.analysis.dispatch.OperatorObserver` applies the decisions; this module
+holds no state and modifies nothing global: PyTorch's registry is read, never written.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from torchscan.analysis.operator_kinds import (
     CUSTOM,
     DECOMPOSED,
     IGNORED,
-    NATIVE,
+    INHERITED,
     SUPPLEMENTAL,
     UNCOUNTED,
 )
-from torchscan.formulas import native_equivalents, operators, optimizer_ops
+from torchscan.formulas import operators, optimizer_ops, provenance
 from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
+from torchscan.runtime.torch_versions import installed_release
 
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
 
@@ -131,15 +134,14 @@ def native_caller(formula: Callable[..., int]) -> Callable[..., int]:
 
 @dataclass(slots=True)
 class Entry:
-    """How the calls of one overload are counted: its kind, formula and cached equivalence check."""
+    """How the calls of one overload are counted: its kind, formula and what makes them partial."""
 
     name: str
     kind: int
     formula: Callable[..., int] | None
     reason: str | None = None
-    # A direct equivalent of PyTorch's native formula (hot operators), trusted once ``checked``.
-    equivalent: Callable[[tuple[Any, ...], Any], int] | None = None
-    checked: bool = False
+    # INHERITED only: whether the reference suite checked this FlopCounterMode formula on this torch.
+    verified: bool = False
     # ``predicate(args, kwargs)``: this call is a plain indexing write, ignored with ``reason``.
     ignore_when: Callable[[tuple[Any, ...], Any], bool] | None = None
     # How the bytes of its calls are counted (:class:`torchscan.analysis.operator_bytes.ByteRule`);
@@ -152,34 +154,20 @@ def is_pytorch_formula(formula: Callable[..., int]) -> bool:
     return getattr(formula, "__module__", None) == "torch.utils.flop_counter"
 
 
-def native_count(
-    entry: Entry, formula: Callable[..., int], args: tuple[Any, ...], kwargs: Mapping[str, Any], out: Any
-) -> int:
-    """PyTorch's native count of one call, through its direct equivalent once that was checked.
-
-    The first call of each overload runs both and keeps the equivalent only when they agree, so a
-    PyTorch release that changes its convention is followed, never silently overridden.
+def inherited_verified(packet_name: str, formula: Callable[..., int], release: str | None = None) -> bool:
+    """Whether PyTorch's formula for ``packet_name`` was checked by the reference suite on ``release``
+    (default: the installed torch). A formula another library registered is never checked.
     """
-    equivalent = entry.equivalent
-    if equivalent is not None:
-        try:
-            flops = int(equivalent(args, out))  # int(): symbolic sizes become plain ints, as below
-        except (AttributeError, IndexError, TypeError, ValueError):  # an unexpected call form
-            flops = None
-        if flops is not None and entry.checked:
-            return flops
-        native = int(formula(*args, **kwargs, out_val=out))
-        entry.checked = True
-        if flops != native:
-            entry.equivalent = None
-        return native
-    return int(formula(*args, **kwargs, out_val=out))
+    if not is_pytorch_formula(formula):
+        return False
+    checked = provenance.CHECKED_INHERITED.get(packet_name, ())
+    return (installed_release() if release is None else release) in checked
 
 
 # Classification kinds (:func:`classify_overload`) -> the resolution kind (``Entry.kind``) each counts with.
 CLASSIFICATION_KINDS = {
     "custom": CUSTOM,
-    "native": NATIVE,
+    "inherited": INHERITED,
     "supplemental": SUPPLEMENTAL,
     "pointwise": SUPPLEMENTAL,
     "foreach": SUPPLEMENTAL,
@@ -304,7 +292,7 @@ def foreach_base(func: Any) -> Any | None:
 
 # Classification kinds a buffer variant (out= or in-place) takes from its functional sibling; a
 # decomposed sibling is not followed (the variant has its own kernel, which is what runs).
-_SIBLING_KINDS = frozenset({"custom", "native", "supplemental", "pointwise", "ignored"})
+_SIBLING_KINDS = frozenset({"custom", "inherited", "supplemental", "pointwise", "ignored"})
 
 
 def _decide(
@@ -324,8 +312,6 @@ def _decide(
         return "ignored", operators.ignored_reason(name), func
     if is_composite(func):
         return "decomposed", None, func
-    if packet in native_formulas:
-        return "native", None, func
     if operators.supplemental_formula(name) is not None:
         conditional = name in operators.IGNORED_UNLESS_ACCUMULATING
         return "supplemental", operators.INDEXING_REASON if conditional else None, func
@@ -351,6 +337,8 @@ def _decide(
             return "foreach", None, base
     if torch.Tag.pointwise in getattr(func, "tags", ()):
         return "pointwise", None, func
+    if packet in native_formulas:  # only where TorchScan has nothing of its own (torch-versions.md 1)
+        return "inherited", None, func
     return "uncounted", None, func
 
 
@@ -368,8 +356,9 @@ def classify_overload(
 ) -> tuple[str, str | None]:
     """How TorchScan counts every call of one ``OpOverload``, decided without a call: ``(kind, reason)``.
 
-    ``kind`` is one of ``"custom"`` (a ``custom_mapping`` packet), ``"native"`` (PyTorch's
-    ``FlopCounterMode`` formula), ``"supplemental"`` (a ``torchscan_flops_v1`` formula), ``"pointwise"``
+    ``kind`` is one of ``"custom"`` (a ``custom_mapping`` packet), ``"supplemental"`` (one of TorchScan's
+    own ``torchscan_flops_v1`` formulas), ``"inherited"`` (PyTorch's ``FlopCounterMode`` formula, for an
+    operator TorchScan has nothing of its own for; torch-versions.md 1), ``"pointwise"``
     (the pointwise fallback, real-models.md 2.2), ``"foreach"`` (a unary ``_foreach_<op>``: the
     formula of ``<op>`` summed over the list, :func:`foreach_base`), ``"ignored"``, ``"decomposed"`` (a C++
     ``CompositeImplicitAutograd`` overload: its parts are classified one by one when it runs),
@@ -377,8 +366,10 @@ def classify_overload(
     ignored reason for ``"ignored"``; for a ``"supplemental"`` formula that ignores plain writes
     (``index_put`` without accumulation) it is the reason those calls get; otherwise ``None``.
 
-    It is the decision :func:`resolve` makes for real counting, in the order of families.md 1
-    (``native_formulas`` defaults to PyTorch's registry). What it does *not* say: a formula kind may
+    It is the decision :func:`resolve` makes for real counting, in the order of families.md 1 as
+    amended by torch-versions.md 1 (``native_formulas`` defaults to PyTorch's registry, read at run
+    time). What it does *not* say: whether an ``"inherited"`` formula was checked on this torch
+    (:func:`inherited_verified`); a formula kind may
     still report one call ``unsupported_operator_formula`` (a sparse or nested argument, complex
     values, an option the formula rejects); an operator outside ``aten`` without a formula or tag is
     ``"uncounted"`` by design. Raises nothing for a non-overload: its kind is ``"uncounted"``.
@@ -392,8 +383,7 @@ def classify_overload(
 # Decisions without a caller mapping, kept across analyses (issue #24): a decision reads only the
 # overload, PyTorch's formula registry and TorchScan's tables, so it is recomputed only when the
 # registries change size (a formula registered since) or another registry object is passed. Each
-# observer still builds its own Entry from it: the per-call state (the equivalence check) is never
-# shared between analyses.
+# observer still builds its own Entry from it, so per-analysis state is never shared.
 _DECISIONS: dict[Any, tuple[str, str | None, Any]] = {}
 _DECISIONS_STATE: list[tuple[int, int, int] | None] = [None]
 
@@ -421,11 +411,13 @@ def resolve(
 
     ``custom`` holds the caller's formulas already wrapped (:func:`wrap_caller_formula`),
     ``native_formulas`` PyTorch's registry (:func:`native_registry`). The decision is
-    :func:`classify_overload`'s (families.md 1): caller formula > nearest resampling ignored > a C++
-    composite decomposed > PyTorch's native formula > supplemental formula > the ignored tables >
+    :func:`classify_overload`'s (families.md 1, torch-versions.md 1): caller formula > nearest
+    resampling ignored > a C++ composite decomposed > TorchScan's formula > the ignored tables >
     metadata (tags, alias schemas, complex views) > data-dependent selection > pointwise fallback >
-    uncounted. C++ composites are decomposed even when a formula exists for their packet so that
-    ``torch.inference_mode`` counts exactly the operators ``torch.no_grad`` would (real-models.md 2.3).
+    PyTorch's inherited formula > uncounted. C++ composites are decomposed even when a formula exists
+    for their packet so that ``torch.inference_mode`` counts exactly the operators ``torch.no_grad``
+    would (real-models.md 2.3). An inherited entry records whether its formula was checked on this
+    torch (``verified``); the observer leaves an unchecked one's count out of the totals.
     """
     kind_name, reason, counted_as = _decision(func, custom, native_formulas)
     name = str(func.overloadpacket)  # reported under its own name ...
@@ -434,12 +426,9 @@ def resolve(
     kind = CLASSIFICATION_KINDS[kind_name]
     if kind_name == "custom":
         return Entry(name, kind, custom[packet])
-    if kind_name == "native":
+    if kind_name == "inherited":
         native = native_formulas[packet]
-        entry = Entry(name, kind, native_caller(native))
-        if is_pytorch_formula(native):
-            entry.equivalent = native_equivalents.EQUIVALENTS.get(key)
-        return entry
+        return Entry(name, kind, native_caller(native), verified=inherited_verified(key, native))
     if kind_name == "supplemental":
         entry = Entry(name, kind, operators.supplemental_formula(key))
         predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(key)

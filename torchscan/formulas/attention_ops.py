@@ -1,4 +1,4 @@
-"""Closed-form FLOPs of the fused CPU attention operators (formulas.md B.9).
+"""Closed-form FLOPs of the fused multi-head attention and encoder-layer operators (formulas.md B.9).
 
 Each function is an operator formula ``(args, kwargs, out) -> int`` over the schema of its operator;
 ``torchscan.formulas.operators`` registers them under the B.7 dtype rules. Matrix products count
@@ -13,50 +13,14 @@ import math
 
 from torchscan.formulas.operator_common import UnsupportedOperatorFormula, arg, elements
 
-__all__ = ["cpu_sdpa_flops", "fused_encoder_layer_flops", "fused_mha_flops", "mha_closed_form"]
+__all__ = ["fused_encoder_layer_flops", "fused_mha_flops", "mha_closed_form"]
 
-SDPA_SHAPE_REASON = (
-    "CPU attention formula requires matching batches, divisible query/KV heads, Q/K widths, and K/V lengths."
-)
-SDPA_DROPOUT_REASON = "CPU attention formula does not cover dropout."
 FUSED_MHA_REASON = "Fused MHA counts require dense batched self-attention with matching widths."
 
 
 def _softmax_rows(scores: int, rows: int) -> int:
     """Stable softmax over ``rows`` rows holding ``scores`` values: ``5·scores − 2·rows``."""
     return 5 * scores - 2 * rows if scores else 0
-
-
-def cpu_sdpa_flops(args: tuple, kwargs: dict, out: object) -> int:
-    """``_scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, *,
-    attn_mask, scale)``.
-
-    ``2·scores·(D + Dv)`` (two dense products) ``+ scores`` (scale) ``+ 5·scores − 2·rows`` (softmax)
-    ``+ scores·([is_causal] + [attn_mask given])``, with ``rows = B·Hq·T`` and ``scores = rows·S``;
-    0 when ``scores`` is 0. An explicit ``scale`` changes values, not the count; the conversion of a
-    boolean mask is a separate dispatched operator, counted there.
-    """
-    query, key, value = args[:3]
-    shapes_ok = (
-        query.dim() == key.dim() == value.dim() == 4
-        and query.shape[0] == key.shape[0] == value.shape[0]
-        and key.shape[1] > 0
-        and query.shape[1] % key.shape[1] == 0
-        and key.shape[:3] == value.shape[:3]
-        and query.shape[3] == key.shape[3]
-    )
-    if not shapes_ok:
-        raise UnsupportedOperatorFormula(SDPA_SHAPE_REASON)
-    if arg(args, kwargs, 3, "dropout_p", 0.0) != 0:
-        raise UnsupportedOperatorFormula(SDPA_DROPOUT_REASON)
-    batch, heads, targets, width = query.shape
-    sources, value_width = key.shape[2], value.shape[3]
-    rows = batch * heads * targets
-    scores = rows * sources
-    if scores == 0:
-        return 0
-    extras = bool(arg(args, kwargs, 4, "is_causal", False)) + (kwargs.get("attn_mask") is not None)
-    return 2 * scores * (width + value_width) + scores + _softmax_rows(scores, rows) + scores * extras
 
 
 def mha_closed_form(batch: int, length: int, embed: int, heads: int, *, masked: bool, weights: bool) -> int:

@@ -1,22 +1,20 @@
 """Operator formulas of backend kernels and fused products that do the math of counted operators.
 
-``aten.convolution`` reaches a backend's own kernel (oneDNN, MIOpen, MPS, NNPACK, the slow CPU
-paths) when the backend is picked below PyTorch's dispatch, and ``nn.EmbeddingBag`` reaches
-``_embedding_bag``. Each kernel here is counted exactly as the operator it implements: the
-convolutions by PyTorch's own ``conv_flop_count`` (the native ``aten.convolution`` formula: bias not
-counted). Kernels that take only oneDNN-layout tensors (``mkldnn_linear``) get no formula: such a call
-is ``unsupported_operator_formula`` for its layout anyway. The fused products (``addmv``, ``addr``,
-``addbmm``, weight-only quantized matrix products), ``col2im``, ``native_dropout`` (the fused CUDA
-dropout) and ``polar`` follow the B.8 conventions of the operators they fuse, as do the convolutions
-with a fused ReLU (cuDNN, MIOpen) and ``conv_tbc``. :data:`IGNORED_BACKEND` lists the kernels that pack
-weights into a backend's layout or answer a backend query: no arithmetic on the model's values.
+``aten.convolution`` reaches a backend's own kernel (oneDNN, MIOpen, MPS, NNPACK, the slow CPU paths) when
+the backend is picked below PyTorch's dispatch, and ``nn.EmbeddingBag`` reaches ``_embedding_bag``. Each
+kernel here is counted exactly as the operator it implements: the convolutions by ``product_ops``'
+``aten.convolution`` formula (bias not counted). Kernels that take only oneDNN-layout tensors
+(``mkldnn_linear``) get no formula: such a call is ``unsupported_operator_formula`` for its layout anyway.
+The fused products (``addmv``, ``addr``, ``addbmm``, weight-only quantized matrix products), ``col2im``,
+``native_dropout`` (the fused CUDA dropout) and ``polar`` follow the B.8 conventions of the operators they
+fuse, as do the convolutions with a fused ReLU (cuDNN, MIOpen) and ``conv_tbc``. :data:`IGNORED_BACKEND`
+lists the kernels that pack weights into a backend's layout or answer a backend query: no arithmetic on
+the model's values.
 """
 
 from __future__ import annotations
 
 import math
-
-from torch.utils.flop_counter import conv_flop_count
 
 from torchscan.formulas.operator_common import (
     UnsupportedOperatorFormula,
@@ -27,6 +25,7 @@ from torchscan.formulas.operator_common import (
 )
 from torchscan.formulas.operator_layers import batch_norm_formula
 from torchscan.formulas.operator_registry import register
+from torchscan.formulas.product_ops import kernel_convolution_flops
 
 _FORWARD = (
     "mkldnn_convolution", "miopen_convolution", "miopen_depthwise_convolution", "_mps_convolution",
@@ -53,10 +52,7 @@ mask is left-aligned: metadata), by category; ``operators`` joins them to its ig
 
 
 def _convolution(args: tuple, out: object, transposed: bool) -> int:
-    result = first_tensor(out)
-    if result is None:
-        raise UnsupportedOperatorFormula("Convolution FLOPs need the kernel's output shape.")
-    return int(conv_flop_count(list(args[0].shape), list(args[1].shape), list(result.shape), transposed))
+    return kernel_convolution_flops(args[0], args[1], out, transposed)
 
 
 @register(*_FORWARD)

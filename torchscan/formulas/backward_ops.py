@@ -5,12 +5,11 @@ from its forward counterpart's derivative (the derivation is in each docstring).
 formulas.md B.8: a multiply, add, subtract, divide, comparison, ``exp`` or ``erf`` costs 1, a
 ``tanh`` 6 and a ``sigmoid`` 4; selection, zero-filling and scattering a value move data and cost 0.
 Reductions of ``k`` values cost ``k − 1`` adds and a mean one more divide. Loss kernels are in
-``loss_ops``. ``silu_backward``
-and ``mish_backward`` are ``CompositeImplicitAutograd``: their elementary parts are counted one by one
-(``silu``: σ 4 and 5 products and sums, ``9N`` in all). ``convolution_backward``
-and the matrix-product gradients (``mm``, ``bmm``, ``addmm``) are PyTorch's own native formulas and are
-not repeated here. ``N`` is the element count of the incoming gradient (``grad``) unless a docstring
-says otherwise.
+``loss_ops``. ``silu_backward`` and ``mish_backward`` are ``CompositeImplicitAutograd``: their
+elementary parts are counted one by one (``silu``: σ 4 and 5 products and sums, ``9N`` in all).
+``convolution_backward`` lives with the convolutions (``product_ops``), the fused attention backwards
+with their forwards (``attention_kernels``); the matrix-product gradients are ordinary ``mm``/``bmm``
+calls. ``N`` is the element count of the incoming gradient (``grad``) unless a docstring says otherwise.
 
 :data:`BACKWARD_FORMULAS` maps bare operator names to formulas; ``operators`` registers them.
 """
@@ -19,7 +18,6 @@ from __future__ import annotations
 
 import math
 
-from torchscan.formulas.attention_ops import SDPA_DROPOUT_REASON, SDPA_SHAPE_REASON
 from torchscan.formulas.operator_common import (
     OperatorFormula,
     UnsupportedOperatorFormula,
@@ -347,35 +345,6 @@ def glu_backward(args: tuple, kwargs: dict, out: object) -> int:
     return 9 * _grad(args)
 
 
-# --- attention -----------------------------------------------------------------------------------
-
-
-def cpu_sdpa_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``_scaled_dot_product_flash_attention_for_cpu_backward(grad_out, q, k, v, out, logsumexp,
-    dropout_p, is_causal, *, attn_mask, scale)``.
-
-    Matrix products as PyTorch's ``sdpa_backward_flop_count``: recomputed scores ``2·scores·D``,
-    ``dP = dO·Vᵀ`` and ``dV = Pᵀ·dO`` ``2·scores·Dv`` each, ``dQ`` and ``dK`` ``2·scores·D`` each.
-    Element-wise: recompute ``P = exp(scale·S − lse)`` 3·scores (plus ``scores·[mask]`` for each of
-    causal and ``attn_mask``), ``Δ = rowsum(dO∘O)`` ``2·rows·Dv − rows``, ``dS = P·(dP − Δ)`` and
-    its scale 3·scores.
-    """
-    query, key, value = args[1:4]
-    if not (query.dim() == key.dim() == value.dim() == 4 and query.shape[3] == key.shape[3]):
-        raise UnsupportedOperatorFormula(SDPA_SHAPE_REASON)
-    if arg(args, kwargs, 6, "dropout_p", 0.0) != 0:
-        raise UnsupportedOperatorFormula(SDPA_DROPOUT_REASON)
-    batch, heads, targets, width = query.shape
-    sources, value_width = key.shape[2], value.shape[3]
-    rows = batch * heads * targets
-    scores = rows * sources
-    if scores == 0:
-        return 0
-    extras = bool(arg(args, kwargs, 7, "is_causal", False)) + (kwargs.get("attn_mask") is not None)
-    products = 2 * scores * (3 * width + 2 * value_width)
-    return products + scores * (6 + extras) + 2 * rows * value_width - rows
-
-
 BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "threshold_backward": threshold_backward,
     "sigmoid_backward": sigmoid_backward,
@@ -418,7 +387,6 @@ BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "_adaptive_avg_pool3d_backward": adaptive_avg_pool_backward(3),
     "adaptive_avg_pool3d_backward": adaptive_avg_pool_backward(3),  # its out= form (grad_input)
     "embedding_dense_backward": embedding_backward,
-    "_scaled_dot_product_flash_attention_for_cpu_backward": cpu_sdpa_backward,
     "reflection_pad1d_backward": padding_backward,
     "reflection_pad2d_backward": padding_backward,
     "reflection_pad3d_backward": padding_backward,

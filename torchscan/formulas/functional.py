@@ -19,12 +19,12 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from torchscan.formulas import operators, registry
+from torchscan.formulas import attention_kernels, operators, product_ops, registry
 from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 # Operator kinds as the observer resolves them (torchscan.analysis.dispatch; duplicated as plain ints
 # so formulas never import the analysis layer).
-CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED = range(5)
+CUSTOM, INHERITED, SUPPLEMENTAL, IGNORED, UNCOUNTED = range(5)
 
 
 class TensorMeta(NamedTuple):
@@ -461,7 +461,8 @@ _REASON_RULES = {
     "Data movement is excluded from FLOPs.": _copy,
 }
 
-# Supplemental kernels that multiply matrices (recurrent layers, bilinear forms, fused attention):
+# TorchScan's kernels that multiply matrices (products, convolutions and their backward, fused
+# attention, recurrent layers, bilinear forms):
 # their MACs are not 0, so the pointwise rule (0 MACs) must never describe them. Without an entry
 # of their own in ``_TABLE`` they stay unestimated (real-models.md 1, "What stays unestimated").
 PRODUCT_KERNELS = frozenset(
@@ -469,7 +470,8 @@ PRODUCT_KERNELS = frozenset(
     for name in (
         "lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
         "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "bilinear", "_trilinear",
-        "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+        "_native_multi_head_attention", "_transformer_encoder_layer_fwd", "_scaled_grouped_mm",
+        *product_ops.PRODUCTS, *product_ops.CONVOLUTIONS, *attention_kernels.ATTENTION_KERNELS,
     )
 )  # fmt: skip
 

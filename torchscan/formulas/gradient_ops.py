@@ -3,10 +3,10 @@ grid sampling, affine grids, distances and weight norm (training-and-hardware.md
 
 Each gradient is counted as the forward convention of the operator it differentiates implies
 (formulas.md B.8 costs; derivations in the docstrings). The convolution gradients of the backends
-(``convolution_backward_overrideable``, MPS, the slow CPU path) are counted exactly as PyTorch's own
-``convolution_backward`` formula counts them: ``grad_input`` as the transposed convolution of the
-gradient with the weight, ``grad_weight`` as the convolution of the input with the gradient, each by
-``conv_flop_count``; bias gradients are not counted there and are not counted here.
+(``convolution_backward_overrideable``, MPS, the slow CPU path) are counted exactly as
+``aten.convolution_backward`` (``product_ops.convolution_gradients``): ``grad_input`` and
+``grad_weight`` each the forward's MACs (once, whatever ``groups``), a bias gradient one addition per
+gradient element.
 
 :data:`GRADIENT_FORMULAS` maps bare operator names to formulas; ``operators`` registers them.
 """
@@ -17,7 +17,6 @@ import math
 from typing import Any
 
 import torch
-from torch.utils.flop_counter import conv_flop_count
 
 from torchscan.formulas.operator_common import (
     OperatorFormula,
@@ -25,34 +24,18 @@ from torchscan.formulas.operator_common import (
     arg,
     elements,
 )
+from torchscan.formulas.product_ops import convolution_gradients
 
 __all__ = ["GRADIENT_FORMULAS"]
 
 # --- convolution and matrix-product gradients -----------------------------------------------------
 
 
-def _swap(shape: object) -> list[int]:
-    sizes = list(shape)  # type: ignore[call-overload]
-    return [sizes[1], sizes[0], *sizes[2:]]
-
-
 def _convolution_gradients(
     grad: torch.Tensor, inputs: torch.Tensor, weight: torch.Tensor, transposed: bool, mask: Any, out: object
 ) -> int:
-    """``convolution_backward``'s native count: ``grad_input`` and ``grad_weight`` as convolutions."""
-    results: list[Any] = list(out) if isinstance(out, list | tuple) else [out]
-    wanted = [bool(item) for item in mask] if mask is not None else [True, True]
-    grad_shape, input_shape = list(grad.shape), list(inputs.shape)
-    count = 0
-    if wanted[0] and results[0] is not None:
-        count += conv_flop_count(grad_shape, list(weight.shape), list(results[0].shape), not transposed)
-    if len(wanted) > 1 and wanted[1] and len(results) > 1 and results[1] is not None:
-        weight_grad = _swap(results[1].shape)
-        if transposed:
-            count += conv_flop_count(_swap(grad_shape), _swap(input_shape), weight_grad, transposed=False)
-        else:
-            count += conv_flop_count(_swap(input_shape), _swap(grad_shape), weight_grad, transposed=False)
-    return int(count)
+    """``aten.convolution_backward``'s count (``product_ops.convolution_gradients``)."""
+    return convolution_gradients(grad, inputs, weight, transposed, mask)
 
 
 def convolution_backward_overrideable(args: tuple, kwargs: dict, out: object) -> int:

@@ -12,7 +12,7 @@ import math
 import torch
 
 from torchscan.formulas import recurrent_ops
-from torchscan.formulas.attention_ops import cpu_sdpa_flops, fused_encoder_layer_flops, fused_mha_flops
+from torchscan.formulas.attention_ops import fused_encoder_layer_flops, fused_mha_flops
 from torchscan.formulas.operator_common import (
     OperatorFormula,
     UnsupportedOperatorFormula,
@@ -225,9 +225,8 @@ for _name, _neighbours in {
     # n weighted neighbours per output: n multiplies and n − 1 adds
     _register(_name, rule=floating_input)(_per_output(2 * _neighbours - 1))
 
-# --- B.9: attention (closed forms in attention_ops) ----------------------------------------------
+# --- B.9: fused MHA and encoder layers (attention_ops; SDPA kernels are in attention_kernels) ---
 
-_register("_scaled_dot_product_flash_attention_for_cpu")(cpu_sdpa_flops)
 _register("_native_multi_head_attention")(fused_mha_flops)
 _register("_transformer_encoder_layer_fwd")(fused_encoder_layer_flops)
 

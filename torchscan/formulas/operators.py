@@ -496,9 +496,11 @@ def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
 # register on import.
 from torchscan.formulas import (  # noqa: E402, F401
     antialias_ops,
+    attention_kernels,
     fused_ops,
     linalg_ops,
     operator_layers,
+    product_ops,
     spectral_ops,
     statistics_ops,
     sync_batch_norm_ops,
@@ -506,6 +508,14 @@ from torchscan.formulas import (  # noqa: E402, F401
 )
 
 # --- training-and-hardware.md 2: backward, loss and optimizer kernels (derivations beside them) --
+
+# --- torch-versions.md 1: products, convolutions and fused attention, also in FlopCounterMode's
+# registry, counted by TorchScan's own reference-checked formulas on every torch ------------------
+
+for _name, _kernel in {**product_ops.PRODUCTS, **product_ops.CONVOLUTIONS}.items():
+    _register(_name, rule=product_ops.any_dtype)(_kernel)
+for _name, _kernel in attention_kernels.ATTENTION_KERNELS.items():
+    _register(_name)(_kernel)
 
 for _name, _formula in {
     **backward_ops.BACKWARD_FORMULAS,

@@ -44,6 +44,7 @@ from torchscan.report.schema import (
 )
 from torchscan.runtime.device import Device, resolve_device, synchronizer
 from torchscan.runtime.locks import TIMING_LOCK
+from torchscan.runtime.torch_versions import untested_torch_diagnostics
 
 CACHE_KEYS = ("cache", "past_key_values")  # the keyword transformers passes the cache object under
 
@@ -209,7 +210,7 @@ def build_report(
     steps = build_steps(flop_report["by_step"], context["use_cache"])
     means, notes = decode_means(steps)
     fit, fit_notes = decode_fit(steps)
-    diagnostics: list[Diagnostic] = [*notes, *fit_notes]
+    diagnostics: list[Diagnostic] = [*notes, *fit_notes, *untested_torch_diagnostics()]
     if not steps:
         diagnostics.insert(
             0,

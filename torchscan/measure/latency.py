@@ -30,6 +30,7 @@ from torchscan.report.schema import (
 from torchscan.runtime.arguments import ArgumentTypeError, check_bool, check_count
 from torchscan.runtime.device import Device, device_name, processor_name, resolve_device, synchronizer
 from torchscan.runtime.locks import TIMING_LOCK
+from torchscan.runtime.torch_versions import untested_torch_diagnostics
 
 TIMER_METHOD = "torch.utils.benchmark.Timer"
 FIRST_CALL_METHOD = "synchronized_perf_counter"
@@ -221,7 +222,7 @@ def measure_latency(
     }
     if agreement is not None:
         measurement["agreed_across_ranks"] = agreement.world_size
-    return {
+    report: BenchmarkReport = {
         "schema_version": SCHEMA_VERSION,
         "context": benchmark_context(resolved, settings, threads, inputs),
         "inputs": metadata,
@@ -233,6 +234,10 @@ def measure_latency(
         },
         "measurement": measurement,
     }
+    notes = untested_torch_diagnostics()  # only on a torch newer than the newest tested one
+    if notes:
+        report["diagnostics"] = notes
+    return report
 
 
 def _run_timed(

@@ -20,6 +20,7 @@ from torchscan.report.schema import SCHEMA_VERSION, Diagnostic, ProfileReport, P
 from torchscan.runtime.arguments import check_count, check_output_path
 from torchscan.runtime.device import Device, resolve_device, synchronizer
 from torchscan.runtime.locks import MEMORY_LOCK
+from torchscan.runtime.torch_versions import untested_torch_diagnostics
 
 PROFILE_METHOD = "torch.profiler.profile"
 
@@ -96,7 +97,7 @@ def profile_workload(
             "device_time_supported": device_time_supported,
         },
         "operators": ranked[:limit],
-        "diagnostics": _diagnostics(resolved, device_time_supported),
+        "diagnostics": _diagnostics(resolved, device_time_supported) + untested_torch_diagnostics(),
     }
 
 

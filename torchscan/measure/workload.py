@@ -33,6 +33,7 @@ from torchscan.report.schema import (
 )
 from torchscan.runtime.arguments import ArgumentTypeError, check_bool
 from torchscan.runtime.device import Device, resolve_device
+from torchscan.runtime.torch_versions import untested_torch_diagnostics
 from torchscan.views.text import human
 
 METRICS = ("flops", "latency", "throughput", "memory", "memory_ledger")
@@ -205,7 +206,9 @@ def measure_workload(
         report["memory_ledger"] = ledger
     if profiled is not None:
         report["profile"] = profiled
-    report["diagnostics"] = diagnostics
+    # the untested-torch note comes once, however many parts carried it; a report of no part still has it
+    diagnostics = [entry for entry in diagnostics if entry["code"] != "untested_torch_version"]
+    report["diagnostics"] = diagnostics + untested_torch_diagnostics()
     if print_summary:
         print(format_summary(report))
     return report
@@ -267,7 +270,8 @@ def _profile_status(requested: bool, profiled: Any) -> ProfileStatus:
         return "not_requested"
     if profiled is None:
         return "unavailable"
-    return "partial" if profiled["diagnostics"] else "complete"
+    gaps = [entry for entry in profiled["diagnostics"] if entry["severity"] != "info"]
+    return "partial" if gaps else "complete"
 
 
 def _timing_totals(selected: set[str], timed: Any, work_unit: str) -> dict[str, MetricResult]:

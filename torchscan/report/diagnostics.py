@@ -43,11 +43,15 @@ def diagnostic(
 def concerns_requested_metric(entry: Diagnostic, *, receptive_field: bool = False) -> bool:
     """Whether ``entry`` is about a metric the caller requested (issue 23 item 1).
 
-    Every diagnostic is, except those about receptive-field geometry (``receptive_field``,
+    An ``info`` diagnostic (an untested torch, an unchecked inherited formula's figure) never is: it
+    informs and changes no status. Every other diagnostic is, except those about receptive-field
+    geometry (``receptive_field``,
     ``effective_stride``, ``effective_padding``, which includes the layout families' ``Layout
     estimates require unchanged native forwards.``) when ``receptive_field`` is False. The rule only
     decides how a diagnostic is presented; the report always keeps every entry.
     """
+    if entry.get("severity") == "info":
+        return False
     return receptive_field or entry["metric"] not in OPTIONAL_METRICS
 
 

@@ -22,12 +22,17 @@ from torchscan.report.metric import metric_result as metric_result
 
 SCHEMA_VERSION = 1
 
-Severity = Literal["warning", "error"]
+Severity = Literal["info", "warning", "error"]
 
 # Labels shared by several producers; spelled once so they cannot drift apart.
 MODULE_FORMULA_METHOD = "torchscan_module_formula"
-OPERATOR_METHOD = "torch.utils.flop_counter.FlopCounterMode"
+# Operator FLOPs name the convention applied (truth.md 4), not the dispatch mechanism they run on;
+# reports made before that change carry LEGACY_OPERATOR_METHOD and are still read.
+OPERATOR_METHOD = "torchscan_flops_v1"
+LEGACY_OPERATOR_METHOD = "torch.utils.flop_counter.FlopCounterMode"
 COUNTING_CONVENTION = "torchscan_flops_v1"
+# Fused attention kernels count the (query, key) pairs their mask keeps (attention-and-scaling.md 1).
+ATTENTION_COUNTING = "mask-aware"
 NOT_REQUESTED = "not_requested"
 NOT_APPLICABLE = "not_applicable"
 COMMUNICATION_METHOD = "torchscan_collective_bytes"
@@ -116,11 +121,20 @@ class DistributedContext(TypedDict):
 
 
 class FlopContext(TypedDict):
-    """How a FlopReport was counted: torch version, method and counting convention (formulas.md B.3)."""
+    """How a FlopReport was counted: torch version, method and counting convention (formulas.md B.3).
+
+    ``attention`` says how fused attention kernels were counted (``"mask-aware"``: the pairs their mask
+    keeps). ``flop_counter_operators`` lists the operators of ``by_operator`` that the installed
+    torch's ``FlopCounterMode`` also has a formula for, read from its registry when the report was
+    made (views compare against it; its formula may count them differently). Both are absent from
+    reports made before they existed.
+    """
 
     torch_version: str
     method: str
     counting_convention: str
+    attention: NotRequired[str]
+    flop_counter_operators: NotRequired[list[str]]
     distributed: NotRequired[DistributedContext]
 
 

@@ -171,7 +171,7 @@ def check_diagnostic(entry: Any, where: str) -> None:
         raise fail(where, "must be a Diagnostic object")
     for key in ("code", "metric", "message"):
         require_string(entry, key, where)
-    if entry.get("severity") not in ("warning", "error"):
+    if entry.get("severity") not in ("info", "warning", "error"):
         raise fail(child(where, "severity"), "invalid severity")
     for key in ("path", "operator", "class_path"):
         if key in entry and not isinstance(entry[key], str):

@@ -61,7 +61,12 @@ def validate_operator_report(flops: dict[str, Any], where: str) -> None:
     version = flops.get("schema_version")
     if type(version) is not int or version != 1:
         raise fail(child(where, "schema_version"), "operator schema_version must be the integer 1")
-    require_object(flops, "context", where)
+    context = require_object(flops, "context", where)
+    if "attention" in context and not isinstance(context["attention"], str):
+        raise fail(child(child(where, "context"), "attention"), "must be a string")
+    covered = context.get("flop_counter_operators", [])
+    if not isinstance(covered, list) or not all(isinstance(name, str) for name in covered):
+        raise fail(child(child(where, "context"), "flop_counter_operators"), "must be a list of strings")
     check_metric_result(flops.get("total"), child(where, "total"))
     for key in ("by_module", "by_operator"):
         for label, count in require_object(flops, key, where).items():

@@ -1,14 +1,18 @@
-"""What the operator-FLOPs method label means, for people cross-checking (issue 23 item 7).
+"""How a report's operator FLOPs relate to FlopCounterMode alone, for people cross-checking.
 
-Operator FLOPs carry ``method: torch.utils.flop_counter.FlopCounterMode`` — the contract: they are
-counted under PyTorch's dispatch, with FlopCounterMode's formulas where it has one. The counting
-convention ``torchscan_flops_v1`` adds formulas for operators FlopCounterMode alone scores 0 (the
-CPU attention kernel, layer norm, pointwise and reductions, grouped expert products, optimizer
-kernels...), so the total is often larger than FlopCounterMode's own (issue 23: 1.09× on Llama,
-5.2× on Mixtral, whose experts run as ``aten._grouped_mm``). This
-module splits a report's ``by_operator`` into the two parts and words the note that the table
-footer, the explorer card and docs/operator-flops.md show. A view: it never imports torch, so the
-operators FlopCounterMode has formulas for are a fixed list, checked against PyTorch by a test.
+Operator FLOPs carry ``method: torchscan_flops_v1`` (truth.md 4): TorchScan's own formulas, each
+checked by its reference suite, count every operator they cover on every torch (torch-versions.md
+1). PyTorch's ``FlopCounterMode`` has formulas for a small set of operators (matrix products,
+convolutions, some fused attention kernels) and scores every other operator 0 — layer norm, pointwise
+and reductions, grouped expert products, optimizer kernels, the CPU attention kernel on older torches
+— so TorchScan's total is often larger (issue 23: 1.09× on Llama, 5.2× on Mixtral), and where its
+formula is wrong (the weight gradient of a grouped convolution, counted once per group) TorchScan's
+is lower.
+
+Which operators the installed FlopCounterMode has formulas for is read from its registry when the
+report is made (``context.flop_counter_operators``): this module, a view that never imports torch,
+splits ``by_operator`` by that list and words the note the table footer, the explorer card and
+docs/operator-flops.md show. A report without that list (made before it existed) gets no note.
 """
 
 from __future__ import annotations
@@ -16,49 +20,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from torchscan.views.text import fixed, human
-
-FLOP_COUNTER_METHOD = "torch.utils.flop_counter.FlopCounterMode"
-
-# ``torch.utils.flop_counter.flop_registry`` of torch 2.14 (2.13 registers a subset), as the packet
-# names ``by_operator`` uses. An operator outside this set scores 0 under FlopCounterMode alone.
-FLOP_COUNTER_OPERATORS = frozenset(
-    {
-        "aten._convolution",
-        "aten._efficient_attention_backward",
-        "aten._efficient_attention_forward",
-        "aten._flash_attention_backward",
-        "aten._flash_attention_forward",
-        "aten._scaled_dot_product_cudnn_attention",
-        "aten._scaled_dot_product_cudnn_attention_backward",
-        "aten._scaled_dot_product_efficient_attention",
-        "aten._scaled_dot_product_efficient_attention_backward",
-        "aten._scaled_dot_product_flash_attention",
-        "aten._scaled_dot_product_flash_attention_backward",
-        "aten._scaled_mm",
-        "aten._slow_conv2d_forward",
-        "aten.addmm",
-        "aten.baddbmm",
-        "aten.bmm",
-        "aten.convolution",
-        "aten.convolution_backward",
-        "aten.convolution_overrideable",
-        "aten.cudnn_convolution",
-        "aten.mm",
-        "flex_attention",
-        "flex_attention_backward",
-    }
-)
+from torchscan.report.schema import OPERATOR_METHOD
+from torchscan.views.text import human
 
 CONVENTION_TEXT = (
-    "Operator FLOPs: method torch.utils.flop_counter.FlopCounterMode = counted under PyTorch's "
-    "dispatch with FlopCounterMode's formulas where it has one; the convention torchscan_flops_v1 "
-    "adds formulas for operators FlopCounterMode alone scores 0, so its own total can be lower."
+    "Operator FLOPs: method torchscan_flops_v1 = TorchScan's reference-checked formulas on every "
+    "operator they cover, whatever the installed torch's FlopCounterMode registers; FlopCounterMode "
+    "alone scores 0 for every operator it has no formula for, so its own total is usually lower."
 )
 
 
 class MethodSplit(TypedDict):
-    """``by_operator`` split by who has the formula; the two parts sum to the operator total."""
+    """``by_operator`` split by whether FlopCounterMode has a formula; the parts sum to the total."""
 
     flop_counter_flops: int
     added_flops: int
@@ -68,13 +41,15 @@ class MethodSplit(TypedDict):
 def method_split(flop_report: Mapping[str, Any]) -> MethodSplit:
     """Split a FlopReport's ``by_operator`` (an AnalysisReport's ``operator_flops``) in two.
 
-    ``flop_counter_flops`` is what FlopCounterMode alone would count for the same operators;
-    ``added_flops`` what ``torchscan_flops_v1`` (or a caller's ``custom_mapping``) adds on top.
+    ``flop_counter_flops`` is what ``torchscan_flops_v1`` counts in operators the installed
+    FlopCounterMode also has a formula for (``context.flop_counter_operators``; its formula may
+    count them differently); ``added_flops`` is the rest, which FlopCounterMode alone scores 0.
     """
+    covered = set(flop_report.get("context", {}).get("flop_counter_operators", ()))
     native = added = 0
     operators: list[tuple[str, int]] = []
     for name, flops in flop_report.get("by_operator", {}).items():
-        if name in FLOP_COUNTER_OPERATORS:
+        if name in covered:
             native += flops
         elif flops > 0:
             added += flops
@@ -91,35 +66,37 @@ def method_note(report: Mapping[str, Any], limit: int = 3) -> str | None:
     """One sentence on how the report's operator FLOPs relate to FlopCounterMode alone, or ``None``.
 
     ``report`` is an AnalysisReport (its ``operator_flops``) or a FlopReport. ``None`` when operator
-    FLOPs were not counted with this method; when nothing was added the note says both agree.
-    ``limit`` operators scored 0 by FlopCounterMode alone are named, largest first.
+    FLOPs were not counted with this method or the report does not say which operators the installed
+    FlopCounterMode covers. ``limit`` operators FlopCounterMode alone scores 0 are named, largest first.
     """
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise ValueError(f"limit must be a non-negative int, got {limit!r}")
     flop_report = report.get("operator_flops", report)
     if not isinstance(flop_report, Mapping) or "by_operator" not in flop_report:
         return None
+    context = flop_report.get("context", {})
     total = flop_report.get("total") or {}
-    if total.get("method") != FLOP_COUNTER_METHOD:
+    if total.get("method") != OPERATOR_METHOD or "flop_counter_operators" not in context:
         return None
+    torch_version = context.get("torch_version", "?")
     split = method_split(flop_report)
-    convention = flop_report.get("context", {}).get("counting_convention", "torchscan_flops_v1")
     if not split["added_flops"]:
         return (
-            f"Operator FLOPs ({convention} on FlopCounterMode's dispatch) equal what FlopCounterMode "
-            "alone counts here: every counted operator has a FlopCounterMode formula."
+            f"Operator FLOPs ({OPERATOR_METHOD}): FlopCounterMode (torch {torch_version}) also has a "
+            "formula for every counted operator; TorchScan uses its own checked ones "
+            "(docs/operator-coverage.md lists where they differ)."
         )
-    native = split["flop_counter_flops"]
     names = ", ".join(f"{name} {_short(flops)}" for name, flops in split["added_operators"][:limit])
     more = len(split["added_operators"]) - limit
     if more > 0:
         names = f"{names}, +{more} more" if names else f"{more} operator(s)"
-    if native:
-        ratio = fixed((native + split["added_flops"]) / native, 3)
-        alone = f"{ratio}× what FlopCounterMode alone reports ({_short(native)})"
-    else:
-        alone = "FlopCounterMode alone reports 0 here"
+    native = split["flop_counter_flops"]
+    covered = (
+        f"{_short(native)} are in operators FlopCounterMode (torch {torch_version}) also has formulas for"
+        if native
+        else f"none are in operators FlopCounterMode (torch {torch_version}) has formulas for"
+    )
     return (
-        f"Operator FLOPs use {convention} on top of FlopCounterMode's dispatch: {alone}; FlopCounterMode "
-        f"alone scores 0 for {names} ({_short(split['added_flops'])} in all)."
+        f"Operator FLOPs use {OPERATOR_METHOD}: {covered}; FlopCounterMode alone scores 0 for "
+        f"{names} ({_short(split['added_flops'])} in all)."
     )
