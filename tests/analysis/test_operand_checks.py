@@ -42,3 +42,11 @@ def test_operand_flags_agree_with_the_two_separate_checks(picks: list[int]) -> N
         operand_checks.COMPLEX_VALUE if operand_checks.any_complex(values) else 0
     )
     assert operand_checks.operand_flags(values) == expected
+
+
+def test_operator_checks_skip_int_lists_but_not_optional_tensor_lists() -> None:
+    sparse = torch.eye(3).to_sparse()
+    assert operand_checks.any_unsupported_layout(([1, 2, 3], [None, sparse]))
+    assert operand_checks.any_unsupported_layout(((sparse,),))
+    assert not operand_checks.any_unsupported_layout(([1, 2, 3], [None, torch.eye(3)], []))
+    assert operand_checks.any_complex((torch.eye(2), [None, torch.eye(2, dtype=torch.complex64)], None))

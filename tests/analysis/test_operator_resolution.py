@@ -53,7 +53,7 @@ MOVE = "Data movement is excluded from FLOPs."
         (aten.native_batch_norm.default, ("supplemental", None)),  # has its own kernel
         (aten.upsample_bilinear2d.default, ("supplemental", None)),
         # formulas first
-        (aten.mm.default, ("native", None)),
+        (aten.mm.default, ("supplemental", None)),
         (aten.add.Tensor, ("supplemental", None)),
         # data-dependent but arithmetic: never ignored by the tag
         (aten.bincount.default, ("supplemental", None)),  # data-dependent shape, arithmetic: a formula

@@ -1,10 +1,10 @@
 """The test-only counting engine of the operator formula tests (formulas.md B.2, B.6–B.9).
 
 Every hand number of ``test_operator_*.py`` is checked by really dispatching the workload through
-the small ``TorchDispatchMode`` below, which applies the B.2 precedence (PyTorch's native formula,
-else ours, else the ignored table, else "uncounted"). The engine's own concerns (diagnostics,
-sparse/nested guard, module attribution) are not modelled here. Reasons and the closed form shared
-by several of those files are spelled here once.
+the small ``TorchDispatchMode`` below, which applies the precedence of torch-versions.md 1
+(TorchScan's own formula, else the ignored table, else PyTorch's formula, else "uncounted"). The
+engine's own concerns (diagnostics, sparse/nested guard, module attribution) are not modelled here.
+Reasons and the closed form shared by several of those files are spelled here once.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Tally:
 
 
 class CountingMode(TorchDispatchMode):
-    """Native formula first (B.2), then the supplemental table, then the ignored table."""
+    """TorchScan's formula first (torch-versions.md 1), then the ignored table, then PyTorch's."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -62,9 +62,7 @@ class CountingMode(TorchDispatchMode):
         out = func(*args, **kwargs)
         packet, name = func.overloadpacket, str(func.overloadpacket)
         self.tally.calls.append((name, args, kwargs, out))
-        if packet in flop_registry:
-            self.tally.by_operator[name] += flop_registry[packet](*args, **kwargs, out_val=out)
-        elif (formula := supplemental_formula(name)) is not None:
+        if (formula := supplemental_formula(name)) is not None:
             try:
                 value = formula(args, kwargs, out)
             except UnsupportedOperatorFormula as exc:
@@ -74,6 +72,8 @@ class CountingMode(TorchDispatchMode):
             self.tally.by_operator[name] += value
         elif name in IGNORED_OPERATORS:
             self.tally.ignored[name] += 1
+        elif packet in flop_registry:
+            self.tally.by_operator[name] += flop_registry[packet](*args, **kwargs, out_val=out)
         else:
             self.tally.uncounted[name] += 1
         return out

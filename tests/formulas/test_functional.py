@@ -13,7 +13,7 @@ from torchscan.formulas.registry import dmas, flops, macs
 F32 = torch.float32
 
 
-def _call(name, *args, kind=functional.NATIVE, flops_=0, complete=True, ignored=False, out=None, **kwargs):
+def _call(name, *args, kind=functional.INHERITED, flops_=0, complete=True, ignored=False, out=None, **kwargs):
     return capture(name, kind, flops_, complete, ignored, args, kwargs, out)
 
 
@@ -27,9 +27,9 @@ def _module_counts(module, x):
 
 
 def test_kinds_match_the_observer():
-    assert (functional.CUSTOM, functional.NATIVE, functional.SUPPLEMENTAL) == (
+    assert (functional.CUSTOM, functional.INHERITED, functional.SUPPLEMENTAL) == (
         resolution.CUSTOM,
-        resolution.NATIVE,
+        resolution.INHERITED,
         resolution.SUPPLEMENTAL,
     )
     assert (functional.IGNORED, functional.UNCOUNTED) == (

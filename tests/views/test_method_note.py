@@ -1,4 +1,8 @@
-"""Issue 23 item 7: the operator-FLOPs method label explained (views/method_note.py)."""
+"""The operator-FLOPs method label explained against FlopCounterMode alone (views/method_note.py).
+
+What FlopCounterMode counts is read from the running torch's registry when the report is made
+(``context.flop_counter_operators``, torch-versions.md 1), never from a list fixed in code.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +14,32 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from torchscan import crawl_module, measure_flops
-from torchscan.views.method_note import FLOP_COUNTER_OPERATORS, method_note, method_split
+from torchscan.report.schema import LEGACY_OPERATOR_METHOD, OPERATOR_METHOD
+from torchscan.views.method_note import method_note, method_split
 
 
-def _flop_report(
-    by_operator: dict[str, int], method: str = "torch.utils.flop_counter.FlopCounterMode"
-) -> dict:
+def _flop_report(by_operator: dict[str, int], covered: list[str], method: str = OPERATOR_METHOD) -> dict:
     total = sum(by_operator.values())
     return {
-        "context": {"counting_convention": "torchscan_flops_v1", "method": method},
+        "context": {
+            "counting_convention": "torchscan_flops_v1",
+            "method": method,
+            "torch_version": "2.15.0",
+            "flop_counter_operators": covered,
+        },
         "total": {"status": "complete", "value": total, "known_value": total, "method": method},
         "by_operator": by_operator,
     }
 
 
-def test_the_fixed_list_covers_every_formula_flop_counter_mode_has() -> None:
-    # Never call an operator "scored 0 by FlopCounterMode" when this torch has a formula for it.
-    assert {str(name) for name in flop_registry} <= FLOP_COUNTER_OPERATORS
+def test_the_report_names_what_the_installed_flop_counter_mode_covers() -> None:
+    x, conv, lin = torch.randn(1, 3, 8, 8), nn.Conv2d(3, 4, 3), nn.Linear(36, 5)
+    report = measure_flops(lambda: lin(conv(x).relu().flatten(1)[:, :36]))
+    registry = {str(packet) for packet in flop_registry}
+    expected = sorted(name for name in report["by_operator"] if name in registry)
+    assert report["context"]["flop_counter_operators"] == expected
+    assert {"aten.convolution", "aten.addmm"} <= set(expected) and "aten.relu" not in expected
+    assert report["context"]["attention"] == "mask-aware"
 
 
 def test_split_and_note_hand_derived() -> None:
@@ -39,7 +52,8 @@ def test_split_and_note_hand_derived() -> None:
             "aten.mul": 32_768,
             "aten.add": 21_504,
             "aten.pow": 8_192,
-        }
+        },
+        covered=["aten.addmm"],
     )
     split = method_split(report)
     assert split["flop_counter_flops"] == 3_145_728 and split["added_flops"] == 290_848
@@ -47,19 +61,25 @@ def test_split_and_note_hand_derived() -> None:
         ("aten._scaled_dot_product_flash_attention_for_cpu", 138_112),
         ("aten.tanh", 49_152),
     ]
-    # 3,436,576 / 3,145,728 = 1.0925 -> 1.09x
     assert method_note(report) == (
-        "Operator FLOPs use torchscan_flops_v1 on top of FlopCounterMode's dispatch: 1.09× what "
-        "FlopCounterMode alone reports (3.15 MFLOPs); FlopCounterMode alone scores 0 for "
+        "Operator FLOPs use torchscan_flops_v1: 3.15 MFLOPs are in operators FlopCounterMode (torch 2.15.0) "
+        "also has formulas for; FlopCounterMode alone scores 0 for "
         "aten._scaled_dot_product_flash_attention_for_cpu 138 kFLOPs, aten.tanh 49.2 kFLOPs, "
         "aten.native_layer_norm 41.1 kFLOPs, +3 more (291 kFLOPs in all)."
     )
-    assert method_note(report, limit=0).endswith("scores 0 for 6 operator(s) (291 kFLOPs in all).")
-    assert "FlopCounterMode alone reports 0 here" in method_note(_flop_report({"aten.add": 10}))
-    assert "equal what FlopCounterMode alone counts" in method_note(
-        _flop_report({"aten.mm": 10, "aten.view": 0})
+    # on torch 2.15 FlopCounterMode also has a formula for the CPU attention kernel: it is not "scored 0"
+    newer = _flop_report(
+        report["by_operator"], covered=["aten._scaled_dot_product_flash_attention_for_cpu", "aten.addmm"]
     )
-    assert method_note(_flop_report({"aten.mm": 1}, method="not_requested")) is None
+    assert "scores 0 for aten.tanh 49.2 kFLOPs, aten.native_layer_norm" in method_note(newer)
+    assert method_note(report, limit=0).endswith("scores 0 for 6 operator(s) (291 kFLOPs in all).")
+    assert "none are in operators FlopCounterMode" in method_note(_flop_report({"aten.add": 10}, []))
+    assert "also has a formula for every counted operator" in method_note(
+        _flop_report({"aten.mm": 10, "aten.view": 0}, ["aten.mm"])
+    )
+    assert method_note(_flop_report({"aten.mm": 1}, [], method="not_requested")) is None
+    # a report made before the list existed (legacy method label) gets no note rather than a guess
+    assert method_note(_flop_report({"aten.mm": 1}, [], method=LEGACY_OPERATOR_METHOD)) is None
     assert method_note({"layers": []}) is None
     with pytest.raises(ValueError, match="limit"):
         method_note(report, limit=-1)
@@ -78,4 +98,4 @@ def test_note_matches_flop_counter_mode_alone_on_a_real_model() -> None:
     with torch.no_grad():
         flops = measure_flops(lambda: model(x))
     assert method_note(flops) == method_note(report)
-    assert method_note(report).startswith("Operator FLOPs use torchscan_flops_v1 on top of")
+    assert method_note(report).startswith("Operator FLOPs use torchscan_flops_v1: ")

@@ -219,7 +219,7 @@ CASES = [
     ),
     (
         "severity",
-        _set("diagnostics", [{"code": "c", "severity": "info", "metric": "m", "message": "x"}]),
+        _set("diagnostics", [{"code": "c", "severity": "fatal", "metric": "m", "message": "x"}]),
         "invalid severity",
         "diagnostics[0].severity",
     ),

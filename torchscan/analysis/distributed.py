@@ -44,7 +44,12 @@ FSDP_COPY_REASON = (
     "FSDP2 copy of parameter or gradient shards into or out of a communication buffer: moves data, "
     "performs no arithmetic."
 )
-FSDP_COPIES = frozenset({"fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy", "fsdp.chunk_cat"})
+# torch 2.15 moved the reduce-scatter copy-in to ``chunk_cat_mixed_dtype`` (chunks, casts, concatenates)
+FSDP_COPIES = frozenset(
+    {"fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy", "fsdp.chunk_cat", "fsdp.chunk_cat_mixed_dtype"}
+)
+FSDP_STREAM_REASON = "FSDP2 stream bookkeeping: orders a buffer's reuse, performs no arithmetic."
+FSDP_STREAMS = frozenset({"fsdp.record_grad_output_stream"})
 
 # Which positional argument of a c10d operator holds the tensors this rank hands to it
 # (distributed.md 3: all_reduce the input, all_gather and reduce_scatter the local input, broadcast
@@ -88,7 +93,9 @@ def is_communication(name: str) -> bool:
 
 def ignored_reason(name: str) -> str | None:
     """The reason a distributed bookkeeping operator is ignored, or ``None``."""
-    return FSDP_COPY_REASON if name in FSDP_COPIES else None
+    if name in FSDP_COPIES:
+        return FSDP_COPY_REASON
+    return FSDP_STREAM_REASON if name in FSDP_STREAMS else None
 
 
 def _tensor_bytes(value: Any) -> int:

@@ -30,6 +30,7 @@ from torchscan.report.schema import (
 from torchscan.runtime.arguments import ArgumentTypeError, check_bool, check_count
 from torchscan.runtime.device import Device, device_name, processor_name, resolve_device, synchronizer
 from torchscan.runtime.locks import TIMING_LOCK
+from torchscan.runtime.quiet import quiet_cuda_home_warning
 from torchscan.runtime.torch_versions import untested_torch_diagnostics
 
 TIMER_METHOD = "torch.utils.benchmark.Timer"
@@ -85,7 +86,8 @@ def validate_timing_settings(
 def load_timer() -> Any:
     """Import ``torch.utils.benchmark.Timer`` lazily (the seam tests replace to feed synthetic blocks)."""
     try:
-        from torch.utils.benchmark import Measurement, Timer  # noqa: F401  (both must import)
+        with quiet_cuda_home_warning():  # its cpp_extension import warns on a CUDA build without a GPU
+            from torch.utils.benchmark import Measurement, Timer  # noqa: F401  (both must import)
     except ImportError as error:
         raise ImportError(
             "TorchScan could not import PyTorch's benchmark utilities (torch.utils.benchmark). Install the "

@@ -20,6 +20,7 @@ from torchscan.report.schema import SCHEMA_VERSION, Diagnostic, ProfileReport, P
 from torchscan.runtime.arguments import check_count, check_output_path
 from torchscan.runtime.device import Device, resolve_device, synchronizer
 from torchscan.runtime.locks import MEMORY_LOCK
+from torchscan.runtime.quiet import quiet_profile
 from torchscan.runtime.torch_versions import untested_torch_diagnostics
 
 PROFILE_METHOD = "torch.profiler.profile"
@@ -117,9 +118,8 @@ def _profile(
     try:
         with one_pass(reporter, "profile"):
             sync()
-            with torch.profiler.profile(
-                activities=activities, record_shapes=True, profile_memory=True
-            ) as prof:
+            session = torch.profiler.profile(activities=activities, record_shapes=True, profile_memory=True)
+            with quiet_profile(session) as prof:  # the profiler's native start/stop lines only
                 workload()
                 sync()
     finally:

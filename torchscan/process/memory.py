@@ -19,6 +19,7 @@ import torch
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.runtime.device import Device, resolve_device
 from torchscan.runtime.locks import MEMORY_LOCK
+from torchscan.runtime.quiet import quiet_profile
 
 _ALLOCATOR_FUNCTIONS = (
     "memory_reserved",
@@ -79,12 +80,13 @@ def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
         handle, path = tempfile.mkstemp(prefix="torchscan-memory-", suffix=".raw.json.gz")
         os.close(handle)
         try:
-            with profiler.profile(
+            session = profiler.profile(
                 activities=[profiler.ProfilerActivity.CPU],
                 profile_memory=True,
                 record_shapes=True,
                 with_stack=True,
-            ) as prof:
+            )
+            with quiet_profile(session) as prof:  # the profiler's native start/stop lines, not the workload's
                 workload()
             extent = _timeline_extent(prof, path)
         finally:
