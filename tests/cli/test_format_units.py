@@ -98,10 +98,15 @@ def test_diagnostic_lines_name_their_metric() -> None:
 def test_flop_report_ends_with_the_method_note() -> None:
     from torchscan.cli.format import flop_report
 
-    method = "torch.utils.flop_counter.FlopCounterMode"
+    method = "torchscan_flops_v1"
     total = metric_result("complete", 3_000, unit="FLOPs", scope="workload", method=method)
     report = {
-        "context": {"method": method, "counting_convention": "torchscan_flops_v1"},
+        "context": {
+            "method": method,
+            "counting_convention": "torchscan_flops_v1",
+            "torch_version": "2.15.0",
+            "flop_counter_operators": ["aten.mm"],
+        },
         "total": total,
         "by_operator": {"aten.mm": 2_000, "aten.gelu": 1_000},
     }
@@ -111,8 +116,7 @@ def test_flop_report_ends_with_the_method_note() -> None:
     note = " ".join(line.strip() for line in lines[start:-2])
     assert all(len(line) <= 100 for line in lines[start:-2]) and lines[-2] == ""
     assert note == (
-        "Operator FLOPs use torchscan_flops_v1 on top of FlopCounterMode's dispatch: 1.5× what "
-        "FlopCounterMode alone reports (2 kFLOPs); FlopCounterMode alone scores 0 for aten.gelu 1 kFLOPs "
-        "(1 kFLOPs in all)."
+        "Operator FLOPs use torchscan_flops_v1: 2 kFLOPs are in operators FlopCounterMode (torch 2.15.0) "
+        "also has formulas for; FlopCounterMode alone scores 0 for aten.gelu 1 kFLOPs (1 kFLOPs in all)."
     )
     assert text.splitlines()[-1].startswith("status: complete")

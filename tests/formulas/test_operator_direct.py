@@ -30,7 +30,8 @@ SDPA = "_scaled_dot_product_flash_attention_for_cpu"
 GROUPED_MM = "Grouped matmul counts cover packed rows and equal-width expert matrices only."
 EMPTY_BATCH_NORM = "Empty native BatchNorm work depends on strides unavailable to the shape formula."
 SDPA_SHAPES = (
-    "CPU attention formula requires matching batches, divisible query/KV heads, Q/K widths, and K/V lengths."
+    "Fused attention formula requires matching batches, divisible query/KV heads, "
+    "Q/K widths, and K/V lengths."
 )
 FUSED_MHA = "Fused MHA counts require dense batched self-attention with matching widths."
 
@@ -88,7 +89,7 @@ def test_formulas_on_meta_tensors(name, args, kwargs, out, expected):
             SDPA,
             qkv((1, 2, 3, 2), (1, 2, 3, 2), (1, 2, 3, 2), 0.1),
             {},
-            "CPU attention formula does not cover dropout.",
+            "Fused attention formula does not cover dropout.",
         ),
         ("_native_batch_norm_legit", (meta(0, 3, 4), None, None, True, 0.1, 1e-5), {}, EMPTY_BATCH_NORM),
         ("native_batch_norm", (meta(2, 3, 0), None, None, None, None, True, 0.1, 1e-5), {}, EMPTY_BATCH_NORM),

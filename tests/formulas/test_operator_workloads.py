@@ -101,13 +101,14 @@ def functional_cases() -> dict[str, Case]:
             6,
             unsupported={"aten.div": ROUNDED},
         ),
-        # C21: native mm keeps 2·1·2·1 = 4 (the engine marks it incomplete); complex add is unsupported
+        # C21 (amended by truth.md 3): a complex MAC is 4 real ones, mm 4·2·1·2·1 = 16; complex add
+        # is the element-wise formulas' concern
         "C21-complex": Case(
             lambda: (
                 torch.ones(1, 2, dtype=torch.complex64) @ torch.ones(2, 1, dtype=torch.complex64),
                 torch.ones(1, 2, dtype=torch.complex64) + torch.ones(1, 2, dtype=torch.complex64),
             ),
-            4,
+            16,
             unsupported={"aten.add": COMPLEX},
         ),
         # C24: forward mm 48 + sum of 8 values 7 + two backward mm 96
@@ -162,8 +163,10 @@ def attention_cases() -> dict[str, Case]:
             sdpa(3, attn_mask=torch.ones(3, 3, dtype=torch.bool)), 480 + 36 + 9, {fused: 516, "aten.where": 9}
         ),
         "S5-bool-mask": Case(sdpa(5, attn_mask=torch.ones(3, 5, dtype=torch.bool)), 816 + 60 + 15),
-        "S3-causal": Case(sdpa(3, is_causal=True), 480 + 36),
-        "S3-causal-and-mask": Case(_causal_and_mask(), 480 + 36 + 36),
+        # attention-and-scaling.md 1: the causal kernel keeps 3·4/2 = 6 pairs per head, 24 in all over
+        # 12 rows: 2·24·4 + 24 + (5·24 − 2·12) = 312; with a mask tensor too, + 24
+        "S3-causal": Case(sdpa(3, is_causal=True), 312),
+        "S3-causal-and-mask": Case(_causal_and_mask(), 312 + 24),
         "S3-scale": Case(sdpa(3, scale=0.25), 480),
         # math path (value width 3 ≠ 2): Q scale 12 + K scale 20 + bmm 2·2·3·5·2 = 120 + bmm 2·2·3·5·3 = 180
         # + safe softmax (5·30 − 2·6) + 2·30 = 198

@@ -96,7 +96,7 @@ def test_footer_explains_the_operator_flops_method_and_folds_unrequested_diagnos
     report: dict[str, Any],
 ) -> None:
     footer = " ".join(format_table(report).split())
-    assert "Operator FLOPs use torchscan_flops_v1 on top of FlopCounterMode's dispatch" in footer
+    assert "Operator FLOPs use torchscan_flops_v1: " in footer and "FlopCounterMode alone scores 0" in footer
     # the receptive field was not asked for: its diagnostic is one informational line, not a warning
     assert "Diagnostics: 2 in 2 group(s)" in footer and "[receptive_field]" not in footer
     assert "Not requested: 1 receptive-field diagnostic(s) (Opaque 1)" in footer

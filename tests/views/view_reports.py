@@ -24,7 +24,7 @@ CONTEXT = {
     "dtypes": ["torch.float32"],
     "analysis_mode": "full",
 }
-OP_METHOD = "torch.utils.flop_counter.FlopCounterMode"
+OP_METHOD = "torchscan_flops_v1"
 FORMULA = "torchscan_module_formula"
 
 
@@ -123,6 +123,8 @@ def finish(layers: list[dict[str, Any]], diagnostics: list[dict[str, Any]] | Non
                 "torch_version": "2.13.0",
                 "method": OP_METHOD,
                 "counting_convention": "torchscan_flops_v1",
+                "attention": "mask-aware",
+                "flop_counter_operators": ["aten.addmm", "aten.convolution", "aten.mm"],
             },
             "total": copy.deepcopy(op),
             # training-and-hardware.md 1: a forward-only report holds everything under forward
