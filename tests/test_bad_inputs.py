@@ -85,6 +85,11 @@ def _ledger(**kwargs: Any) -> Callable[[_Probe, Callable[[], Any]], object]:
     return lambda _model, work: torchscan.measure_memory(work, **kwargs)
 
 
+def _scaling(**kwargs: Any) -> Callable[[_Probe, Callable[[], Any]], object]:
+    options = {"sizes": {"seq": [1, 2]}, **kwargs}
+    return lambda _model, work: torchscan.measure_scaling(lambda n: work, **options)
+
+
 def _metric(**kwargs: Any) -> Callable[[_Probe, Callable[[], Any]], object]:
     options = {"status": "complete", "value": 1, "unit": "FLOPs", "scope": "model", "method": "m", **kwargs}
     return lambda _model, _work: torchscan.metric_result(**options)
@@ -220,6 +225,19 @@ def _hardware_free_cases() -> dict[str, Bad]:
         "ledger-modules-empty": Bad(_ledger(modules=()), ValueError, "modules"),
         "ledger-timeline-int": Bad(_ledger(timeline=1), TypeError, "timeline"),
         "ledger-progress-str": Bad(_ledger(progress="yes"), TypeError, "progress"),
+        # --- measure_scaling (attention-and-scaling.md 2) -----------------------------------------
+        "scaling-sizes-empty": Bad(_scaling(sizes={}), ValueError, "sizes"),
+        "scaling-sizes-decreasing": Bad(_scaling(sizes={"seq": [4, 2]}), ValueError, "sizes['seq']"),
+        "scaling-sizes-float": Bad(_scaling(sizes={"seq": [1.0, 2]}), TypeError, "sizes['seq'][0]"),
+        "scaling-sizes-zero": Bad(_scaling(sizes={"seq": [0, 2]}), ValueError, "sizes['seq'][0]"),
+        "scaling-metrics-unknown": Bad(_scaling(metrics=("flops", "watts")), ValueError, "metrics"),
+        "scaling-latency-meta": Bad(_scaling(metrics=("latency",), device="meta"), ValueError, "latency"),
+        "scaling-build-not-callable": Bad(
+            lambda _m, _w: torchscan.measure_scaling(3, {"seq": [1, 2]}), TypeError, "build"
+        ),
+        "scaling-build-returns-module": Bad(
+            lambda m, _w: torchscan.measure_scaling(lambda n: m, {"seq": [1, 2]}), TypeError, "build(seq=1)"
+        ),
         # --- measure_peak_rss ---------------------------------------------------------------------
         "rss-command-str": Bad(lambda _m, _w: torchscan.measure_peak_rss("true"), TypeError, "command"),
         "rss-command-empty": Bad(lambda _m, _w: torchscan.measure_peak_rss([]), ValueError, "command"),

@@ -23,6 +23,7 @@ _EXPORTS = {
     "measure_latency": "torchscan.measure.latency",
     "measure_workload": "torchscan.measure.workload",
     "measure_memory": "torchscan.measure.memory",
+    "measure_scaling": "torchscan.measure.scaling",
     "compare_reports": "torchscan.report.compare",
     "merge_reports": "torchscan.report.merge",
     "compare_benchmarks": "torchscan.measure.compare",
@@ -43,6 +44,7 @@ _EXPORTS = {
     "GenerationReport": "torchscan.report.generation_schema",
     "MemoryReport": "torchscan.report.memory_schema",
     "MemoryDiff": "torchscan.report.memory_diff",
+    "ScalingReport": "torchscan.report.scaling_schema",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from torchscan.measure.latency import measure_latency
     from torchscan.measure.memory import measure_memory
     from torchscan.measure.profile import profile_workload
+    from torchscan.measure.scaling import measure_scaling
     from torchscan.measure.workload import measure_workload
     from torchscan.process.memory import measure_peak_memory
     from torchscan.process.rss import measure_peak_rss
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
     from torchscan.report.memory_diff import MemoryDiff
     from torchscan.report.memory_schema import MemoryReport
     from torchscan.report.merge import merge_reports
+    from torchscan.report.scaling_schema import ScalingReport
     from torchscan.report.schema import (
         AnalysisReport,
         BenchmarkComparison,

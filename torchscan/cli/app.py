@@ -376,6 +376,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         timing = [kind not in ("analysis", "memory") for kind in kinds]
     if "generation" in kinds:
         raise UsageError("generation reports cannot be compared here; compare AnalysisReports")
+    if "scaling" in kinds:
+        raise UsageError("scaling reports cannot be compared here; compare AnalysisReports or MemoryReports")
     if kinds.count("memory") == 1:
         raise UsageError("cannot compare a MemoryReport with another kind of report; give two MemoryReports")
     if all(timing):
@@ -463,6 +465,12 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         return generate.run(args, _write, _dump, _render)
 
 
+def _cmd_scale(args: argparse.Namespace) -> int:
+    from torchscan.cli import scale
+
+    return scale.run(args, _write, _dump, _render)
+
+
 def _cmd_rss(args: argparse.Namespace) -> int:
     import subprocess
 
@@ -508,6 +516,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "render": _cmd_render,
     "merge": _cmd_merge,
     "generate": _cmd_generate,
+    "scale": _cmd_scale,
     "rss": _cmd_rss,
 }
 

@@ -396,6 +396,15 @@ def build_parser() -> argparse.ArgumentParser:
         "torchscan generate ./models.py:make_gpt2 --prompt-tokens 128 --new-tokens 16 --timing --json g.json",
     )
 
+    from torchscan.cli.scale import add_parser as add_scale
+
+    add_scale(commands, _text)
+    commands.choices["scale"].epilog = examples(
+        "torchscan scale demo:transformer --seq 64,128,256,512",
+        "torchscan scale ./models.py:make_gpt2 --seq 128,256,512,1024 --html scaling.html",
+        "torchscan scale demo:cnn --side 32,64,128 --metrics flops,memory_peak --json cnn.json",
+    )
+
     rss = commands.add_parser(
         "rss",
         help="peak RSS of a child command (measure_peak_rss)",

@@ -10,7 +10,8 @@ callable receives ``(phase, done, total_estimate)``. Phases and their units:
   timer may overrun it to finish a block or reach ``min_repeats``); the last update gives
   ``done == total_estimate``, the seconds actually spent;
 - ``operator_flops``, ``peak_memory``, ``memory_ledger`` (also ``measure_memory``), ``profile``,
-  ``process_peak_rss``: passes, ``0`` then ``1``.
+  ``process_peak_rss``: passes, ``0`` then ``1``;
+- ``scaling`` (``measure_scaling``): points measured of all points, ``0`` first.
 
 Updates are throttled (at most one every :data:`INTERVAL` seconds per phase) except the first and
 last of each phase. They never run inside a timed block. No new dependency: a ``\\r`` line, cleared
@@ -95,6 +96,8 @@ def describe(phase: str, done: float, total: float) -> str:
         return f"warmup {int(done)}/{int(total)} calls"
     if phase == "first_call":
         return "first call …" if done < total else "first call done"
+    if phase == "scaling":
+        return f"scaling {int(done)}/{int(total)} points"
     return f"{phase.replace('_', ' ')} pass …" if done < total else f"{phase.replace('_', ' ')} pass done"
 
 

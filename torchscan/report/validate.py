@@ -8,8 +8,9 @@ problem, e.g. ``layers[3].metrics.macs.status``. No ``TypeError``, ``KeyError`` 
 This module checks analysis reports and validates any saved report by its kind. The checks of the
 other kinds live beside it: ``validate_core`` (the building blocks), ``validate_operators``
 (FlopReports), ``validate_benchmark`` (benchmark reports and comparisons), ``validate_merged``
-(distributed parts, merged reports) and ``validate_generation`` (GenerationReports). Their public
-names are re-exported here (``__all__``), the import path callers have always used.
+(distributed parts, merged reports), ``validate_generation`` (GenerationReports) and
+``validate_scaling`` (ScalingReports). Their public names are re-exported here (``__all__``), the
+import path callers have always used.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from torchscan.report.validate_generation import validate_generation_report
 from torchscan.report.validate_memory import validate_memory_report
 from torchscan.report.validate_merged import check_context_distributed
 from torchscan.report.validate_operators import check_phases, validate_operator_report
+from torchscan.report.validate_scaling import validate_scaling_report
 from torchscan.report.validate_tokens import check_token_dependencies
 
 __all__ = [
@@ -76,6 +78,7 @@ __all__ = [
     "validate_memory_report",
     "validate_operator_report",
     "validate_report",
+    "validate_scaling_report",
 ]
 
 # Costs that views sum over module calls; a negative value would make a subtotal meaningless.
@@ -185,12 +188,13 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
 
 def report_kind(report: Any) -> str:
     """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison``, ``merged``,
-    ``generation`` or ``memory``.
+    ``generation``, ``memory`` or ``scaling``.
 
-    (render.md 1.1; ``merged``: distributed.md 4; ``generation``: generation.md 2; ``memory``: memory.md 2.)
+    (render.md 1.1; ``merged``: distributed.md 4; ``generation``: generation.md 2; ``memory``: memory.md 2;
+    ``scaling``: attention-and-scaling.md 2.)
     """
     if isinstance(report, Mapping):
-        if report.get("report_type") in ("benchmark_comparison", "merged", "generation", "memory"):
+        if report.get("report_type") in ("benchmark_comparison", "merged", "generation", "memory", "scaling"):
             return str(report["report_type"])
         if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
             return "benchmark"
@@ -210,6 +214,8 @@ def validate_report(report: Any) -> str:
         validate_generation_report(report)
     elif kind == "memory":
         validate_memory_report(report)
+    elif kind == "scaling":
+        validate_scaling_report(report)
     elif kind == "benchmark":
         validate_benchmark_report(report)
     else:

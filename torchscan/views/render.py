@@ -55,6 +55,9 @@ def render_report(
     with the peak marked, or an HTML page embedding it with the categories at the peak, per-phase
     peaks and the top module calls by saved activations; ``before=`` another MemoryReport adds
     per-category deltas to the HTML page (``metric`` does not apply).
+    A ``ScalingReport`` of ``measure_scaling`` → an SVG of log-log panels (each metric against each
+    axis, a line per top operator), or an HTML page embedding it with the fits, the per-operator and
+    per-module-type fits and the points (no ``before=``, no ``metric=``).
 
     Everything is validated first (``ValueError`` naming the location of a problem). The output
     loads nothing from outside the document, escapes every report string, and is byte-identical for
@@ -65,6 +68,8 @@ def render_report(
     kind = report_kind(report)
     if kind == "generation":  # generation.md 3: per-step FLOPs and bytes against context length
         return _render_generation(report, format, before, metric, title)
+    if kind == "scaling":  # attention-and-scaling.md 2: log-log plots of each metric against each axis
+        return _render_scaling(report, format, before, metric, title)
     if kind == "memory" or (before is not None and report_kind(before) == "memory"):
         from torchscan.views.memory_render import render_memory_report
 
@@ -124,3 +129,18 @@ def _render_generation(report: Any, format: str, before: Any, metric: Any, title
     if format == "svg":
         return generation_svg(report)
     return render_generation(report, title=title)
+
+
+def _render_scaling(report: Any, format: str, before: Any, metric: Any, title: str) -> str:
+    from torchscan.report.validate_scaling import validate_scaling_report
+    from torchscan.views.scaling_html import render_scaling
+    from torchscan.views.scaling_svg import scaling_svg
+
+    if before is not None:
+        raise ValueError("before= is only for analysis and memory reports, not for a scaling report")
+    if metric is not None:
+        raise ValueError("metric= selects a view of an analysis report; a scaling report shows every metric")
+    validate_scaling_report(report)
+    if format == "svg":
+        return scaling_svg(report)
+    return render_scaling(report, title=title)
