@@ -396,6 +396,10 @@ def build_parser() -> argparse.ArgumentParser:
         "torchscan generate ./models.py:make_gpt2 --prompt-tokens 128 --new-tokens 16 --timing --json g.json",
     )
 
+    from torchscan.cli.contract import add_parsers as add_contract
+
+    add_contract(commands, examples)
+
     rss = commands.add_parser(
         "rss",
         help="peak RSS of a child command (measure_peak_rss)",

@@ -231,3 +231,37 @@ def kind_of(report: Any) -> str | None:
     if "operators" in report:
         return "profile"
     return None
+
+
+def schema_errors(report: Any, kind: str | None = None) -> list[str]:
+    """Check ``report`` against the JSON Schema of its kind; return one line per problem found.
+
+    Each line names the JSON path and the rule that failed, e.g. ``$.layers[0].metrics.macs.status:
+    'done' is not one of ['complete', 'partial', 'unavailable'] (rule: enum)``; the most relevant
+    problem comes first. An unknown ``schema_version`` is named by its number. ``kind`` defaults to
+    the report's own (:func:`kind_of`). Needs the ``jsonschema`` package (not a dependency of
+    TorchScan: ``pip install jsonschema``); ``ImportError`` says so when it is missing.
+    """
+    try:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import relevance
+    except ImportError:  # pragma: no cover - exercised by hand; the test extra installs it
+        raise ImportError("checking a report against its JSON Schema needs: pip install jsonschema") from None
+    if isinstance(report, Mapping) and report.get("schema_version") != SCHEMA_VERSION:
+        version = report.get("schema_version")
+        return [
+            f"$.schema_version: unsupported schema_version {version!r:.40}; this TorchScan reads "
+            f"{SCHEMA_VERSION} (rule: const)"
+        ]
+    kind = kind or kind_of(report)
+    if kind is None:
+        return [f"$: not a report of a known kind ({', '.join(REPORT_KINDS)}) (rule: kind)"]
+    validator = Draft202012Validator(report_schema(kind))
+    errors = sorted(validator.iter_errors(report), key=relevance, reverse=True)
+    lines = []
+    for error in errors:
+        # anyOf failures say only "not valid under any"; their closest branch says what is wrong.
+        while error.context:
+            error = max(error.context, key=relevance)
+        lines.append(f"{error.json_path}: {error.message:.300} (rule: {error.validator})")
+    return lines
