@@ -38,7 +38,7 @@ def add_parsers(commands: Any, examples: Any) -> None:
     commands.add_parser(
         "skill",
         help="print the agent skill shipped with TorchScan (SKILL.md)",
-        epilog=examples("torchscan skill > SKILL.md"),
+        epilog=examples("torchscan skill", "torchscan skill > .agents/skills/torchscan/SKILL.md"),
     )
     schema = commands.add_parser(
         "schema",

@@ -141,11 +141,12 @@ class _Builder:
         return {"anyOf": options}
 
     def _wire_shape(self, shape: WireShape) -> dict[str, Any]:
-        if len(shape.shapes) == 1:  # one declared shape: its own definition is enough
-            return self.node(shape.shapes[0])
+        shapes = [self.names[member] if isinstance(member, str) else member for member in shape.shapes]
+        if len(shapes) == 1:  # one declared shape: its own definition is enough
+            return self.node(shapes[0])
         if self._claim(shape.name, shape):
             self.defs[shape.name] = {}  # placeholder first: the shapes may recurse here
-            self.defs[shape.name] = {"anyOf": [self.node(member) for member in shape.shapes]}
+            self.defs[shape.name] = {"anyOf": [self.node(member) for member in shapes]}
         return {"$ref": f"#/$defs/{shape.name}"}
 
     def _typed_dict(self, cls: type) -> dict[str, Any]:

@@ -9,7 +9,7 @@ every caller uses. It must never import torch: views and validators depend on it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from torchscan.report.metric import MAX_NUMBER as MAX_NUMBER
 from torchscan.report.metric import METRIC_RESULT_KEYS as METRIC_RESULT_KEYS
@@ -19,9 +19,6 @@ from torchscan.report.metric import Number as Number
 from torchscan.report.metric import Status as Status
 from torchscan.report.metric import in_float_range as in_float_range
 from torchscan.report.metric import metric_result as metric_result
-
-if TYPE_CHECKING:  # memory_schema imports this module; the annotation below is resolved lazily
-    from torchscan.report.memory_schema import MemoryReport
 
 SCHEMA_VERSION = 1
 
@@ -34,7 +31,8 @@ class WireShape:
     :mod:`torchscan.report.json_schema` generates from these declarations (STYLE 16).
     """
 
-    def __init__(self, name: str, *shapes: type) -> None:
+    def __init__(self, name: str, *shapes: type | str) -> None:
+        # A shape may be named by a string when its module imports this one (no import cycle).
         self.name, self.shapes = name, shapes
 
 
@@ -607,7 +605,7 @@ class BenchmarkReport(TypedDict):
     operator_flops: NotRequired[FlopReport]
     memory: NotRequired[Annotated[dict[str, Any], WireShape("PeakMemoryResult", PeakMemory)]]
     # A MemoryReport (report/memory_schema.py, which imports this module) when "memory_ledger" was asked.
-    memory_ledger: NotRequired[MemoryReport]
+    memory_ledger: NotRequired[Annotated[dict[str, Any], WireShape("MemoryLedger", "MemoryReport")]]
     diagnostics: NotRequired[list[Diagnostic]]
 
 
