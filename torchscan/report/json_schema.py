@@ -16,6 +16,7 @@ invariants between fields (sums, matching totals, deltas). Never imports torch.
 from __future__ import annotations
 
 import inspect
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -67,10 +68,14 @@ def _namespace() -> dict[str, Any]:
     return names
 
 
+_ROLE = re.compile(r":(?:func|class|mod|data|meth):`~?([^`]+)`")
+
+
 def _description(cls: type) -> str:
-    """The first paragraph of a type's docstring, on one line."""
+    """The first paragraph of a type's docstring, on one line, in Markdown (no reST roles)."""
     text = inspect.cleandoc(cls.__doc__ or "")
-    return " ".join(text.split("\n\n")[0].split())
+    text = _ROLE.sub(r"`\1`", " ".join(text.split("\n\n")[0].split()))
+    return text.replace("``", "`")
 
 
 class _Builder:
