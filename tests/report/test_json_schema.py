@@ -75,7 +75,8 @@ def test_every_report_validates_against_its_kind(corpus: list[tuple[str, Any]]) 
             validate_report(report)  # the library's own validator agrees
         problems = schema_errors(report, kind)
         assert not problems, f"{label} ({kind}): {problems[:3]}"
-    assert seen == set(REPORT_KINDS)
+    missing = set(REPORT_KINDS) - seen
+    assert not missing, f"add a builder to tests/report/report_corpus.py for the kinds {sorted(missing)}"
 
 
 def test_every_declared_field_is_produced(corpus: list[tuple[str, Any]]) -> None:
@@ -86,7 +87,11 @@ def test_every_declared_field_is_produced(corpus: list[tuple[str, Any]]) -> None
     for _, report in corpus:
         used |= fields_used(report, report_schema(kind_of(report) or ""))
     missing = declared - used - set(UNPRODUCED)
-    assert not missing, f"the schema declares fields no report of the corpus carries: {sorted(missing)}"
+    assert not missing, (
+        f"the schemas declare fields no report of the corpus carries: {sorted(missing)}; add a scenario "
+        "that produces them to tests/report/report_corpus.py (or, when this suite cannot, an UNPRODUCED "
+        "entry saying why)"
+    )
     stale = set(UNPRODUCED) & used
     assert not stale, f"UNPRODUCED lists fields the corpus now produces; remove them: {sorted(stale)}"
     assert set(UNPRODUCED) <= declared, "UNPRODUCED names a field the schemas no longer declare"
