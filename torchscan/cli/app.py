@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from torchscan.cli import errors, files
+from torchscan.cli import contract, errors, files
 from torchscan.cli import format as fmt
 from torchscan.cli import hardware as hw
 from torchscan.cli.parser import build_parser
@@ -518,6 +518,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "generate": _cmd_generate,
     "scale": _cmd_scale,
     "rss": _cmd_rss,
+    "skill": contract.run_skill,
+    "schema": contract.run_schema,
 }
 
 

@@ -404,6 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
         "torchscan scale ./models.py:make_gpt2 --seq 128,256,512,1024 --html scaling.html",
         "torchscan scale demo:cnn --side 32,64,128 --metrics flops,memory_peak --json cnn.json",
     )
+    from torchscan.cli.contract import add_parsers as add_contract
+
+    add_contract(commands, examples)
 
     rss = commands.add_parser(
         "rss",

@@ -19,7 +19,7 @@ from typing import Any, Final, Literal, TypedDict
 
 from torchscan.report.diff import metric_diff
 from torchscan.report.memory_schema import CATEGORIES, PHASES, ModuleCallRef, PhaseName
-from torchscan.report.schema import MetricDiff
+from torchscan.report.schema import ContextChange, MetricDiff
 from torchscan.report.validate_memory import validate_memory_report
 
 MEMORY_COMPARISON: Final = "memory_comparison"
@@ -39,13 +39,6 @@ class PeakPlaces(TypedDict):
 
     before: PeakPlace
     after: PeakPlace
-
-
-class ContextChange(TypedDict):
-    """One context key whose value differs between the two reports."""
-
-    before: Any
-    after: Any
 
 
 class MemoryDiff(TypedDict):

@@ -9,7 +9,7 @@ every caller uses. It must never import torch: views and validators depend on it
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from torchscan.report.metric import MAX_NUMBER as MAX_NUMBER
 from torchscan.report.metric import METRIC_RESULT_KEYS as METRIC_RESULT_KEYS
@@ -21,6 +21,20 @@ from torchscan.report.metric import in_float_range as in_float_range
 from torchscan.report.metric import metric_result as metric_result
 
 SCHEMA_VERSION = 1
+
+
+class WireShape:
+    """``Annotated`` metadata: the value is exactly one of these wire types.
+
+    Producers build some trees (value metadata, token dependencies) as plain ``dict[str, Any]`` and
+    keep that Python type; the metadata states their wire shape once, for the JSON Schemas that
+    :mod:`torchscan.report.json_schema` generates from these declarations (STYLE 16).
+    """
+
+    def __init__(self, name: str, *shapes: type | str) -> None:
+        # A shape may be named by a string when its module imports this one (no import cycle).
+        self.name, self.shapes = name, shapes
+
 
 Severity = Literal["info", "warning", "error"]
 
@@ -81,9 +95,107 @@ class Diagnostic(TypedDict):
 
 # --- value metadata (analysis.md 5.4) -------------------------------------------------------
 
-# Metadata is a recursive tree of small dicts keyed by ``kind``; its variants are documented in
-# analysis.md 5.4. A single open TypedDict would misstate the shape, so it is an alias.
-ValueMeta = dict[str, Any]
+# Metadata is a recursive tree of small dicts keyed by ``kind`` (analysis.md 5.4). Producers build
+# it as plain dicts; the variants below are its wire shape, one TypedDict per ``kind``.
+
+
+class TensorMeta(TypedDict):
+    """A dense tensor: shape, dtype, device and whether it requires grad; never its values."""
+
+    kind: Literal["tensor"]
+    shape: list[int]
+    dtype: str
+    device: str
+    requires_grad: bool
+
+
+class NestedTensorMeta(TypedDict):
+    """A nested (ragged) tensor: no shape is invented for it."""
+
+    kind: Literal["nested_tensor"]
+    dtype: str
+    device: str
+    requires_grad: bool
+
+
+class SizeMeta(TypedDict):
+    """A ``torch.Size`` argument: shape metadata, not data (families.md 3)."""
+
+    kind: Literal["size"]
+    shape: list[int]
+
+
+class NoneMeta(TypedDict):
+    """``None``."""
+
+    kind: Literal["none"]
+
+
+class ScalarMeta(TypedDict):
+    """A bool, int, float, complex or str: its type name only, never the value."""
+
+    kind: Literal["scalar"]
+    type: str
+
+
+class SequenceMeta(TypedDict):
+    """A tuple or list, item by item."""
+
+    kind: Literal["tuple", "list"]
+    items: list[ValueMeta]
+
+
+class RedactedKey(TypedDict):
+    """A string key that is not an identifier (it could be a path or a secret): its length only."""
+
+    type: Literal["str"]
+    length: int
+
+
+class MappingItem(TypedDict):
+    """One entry of a mapping: the key (str, int or bool keys only; otherwise only ``key_type``)."""
+
+    key: NotRequired[str | int | bool | RedactedKey]
+    key_type: str
+    value: ValueMeta
+
+
+class MappingMeta(TypedDict):
+    """A mapping: its type name and its entries."""
+
+    kind: Literal["mapping"]
+    type: str
+    items: list[MappingItem]
+
+
+class ObjectMeta(TypedDict):
+    """Any other value: its qualified type name, never ``repr()``."""
+
+    kind: Literal["object"]
+    type: str
+
+
+class FailedMeta(TypedDict):
+    """The output of a call that raised."""
+
+    kind: Literal["failed"]
+
+
+ValueMeta = Annotated[
+    dict[str, Any],
+    WireShape(
+        "ValueMeta",
+        TensorMeta,
+        NestedTensorMeta,
+        SizeMeta,
+        NoneMeta,
+        ScalarMeta,
+        SequenceMeta,
+        MappingMeta,
+        ObjectMeta,
+        FailedMeta,
+    ),
+]
 
 
 class CallIO(TypedDict):
@@ -265,6 +377,58 @@ class CallRef(TypedDict):
     call_index: int
 
 
+class TokenAxis(TypedDict):
+    """The sequence axis (1: batch first, or 0) and the token count of the module's output."""
+
+    sequence_axis: Literal[0, 1]
+    length: int
+
+
+class TokenRelation(TypedDict):
+    """Which source positions an output position may depend on (extensions-and-transformers.md 16.3).
+
+    ``limit`` only below the source length; ``first_position`` only when it is above 0.
+    """
+
+    kind: Literal["all", "same_position", "prefix", "none"]
+    limit: NotRequired[int]
+    first_position: NotRequired[int]
+
+
+class TokenSource(TypedDict):
+    """One source of token dependencies: the call's argument names, their axis, length and relation."""
+
+    arguments: list[str]
+    sequence_axis: Literal[0, 1]
+    length: int
+    relation: TokenRelation
+
+
+class TokenDependencies(TypedDict):
+    """A layer call's module-local token dependencies (extensions-and-transformers.md 16.1)."""
+
+    status: Literal["complete"]
+    scope: Literal["module_call"]
+    method: str  # TOKEN_METHOD
+    output: TokenAxis
+    sources: list[TokenSource]
+    assumptions: list[str]  # ASSUMPTIONS_V1, in order
+
+
+class TokenDependenciesUnavailable(TypedDict):
+    """Token dependencies that could not be described (empty ``assumptions``)."""
+
+    status: Literal["unavailable"]
+    scope: Literal["module_call"]
+    method: str  # TOKEN_METHOD
+    assumptions: list[str]
+
+
+TokenDependencyObject = Annotated[
+    dict[str, Any], WireShape("TokenDependencyObject", TokenDependencies, TokenDependenciesUnavailable)
+]
+
+
 class LayerReport(TypedDict):
     """One module call, identified by ``(path, call_index)``."""
 
@@ -280,7 +444,7 @@ class LayerReport(TypedDict):
     metrics: dict[str, MetricResult]
     metric_ownership: NotRequired[dict[str, Literal["module_call", "subtree"]]]
     metric_owners: NotRequired[dict[str, CallRef]]
-    token_dependencies: NotRequired[dict[str, Any]]
+    token_dependencies: NotRequired[TokenDependencyObject]
 
 
 class AnalysisReport(TypedDict):
@@ -311,7 +475,14 @@ class LayerEntry(TypedDict):
     path: str
     call_index: int
     metrics: dict[str, MetricResult]
-    token_dependencies: NotRequired[dict[str, Any]]
+    token_dependencies: NotRequired[TokenDependencyObject]
+
+
+class TokenDependencyChange(TypedDict):
+    """Token dependencies that differ between the two sides (``None``: absent on that side)."""
+
+    before: TokenDependencyObject | None
+    after: TokenDependencyObject | None
 
 
 class LayerChange(TypedDict):
@@ -320,7 +491,7 @@ class LayerChange(TypedDict):
     path: str
     call_index: int
     metrics: dict[str, MetricDiff]
-    token_dependencies: NotRequired[dict[str, Any]]
+    token_dependencies: NotRequired[TokenDependencyChange]
 
 
 class LayerDiffs(TypedDict):
@@ -411,6 +582,26 @@ class BenchmarkMeasurement(TypedDict):
     agreed_across_ranks: NotRequired[int]  # the world size, when counts were agreed across ranks
 
 
+class NotMeasured(TypedDict):
+    """The empty ``measurement`` of a ``measure_workload`` report that did not time the workload."""
+
+
+class PeakMemory(TypedDict):
+    """``measure_peak_memory``'s result (workloads.md 3), kept as a BenchmarkReport's ``memory``.
+
+    CPU: ``metric`` ``pytorch_tensor_bytes`` (the profiler's memory timeline); CUDA/MPS:
+    ``pytorch_reserved_bytes`` (allocator counters) plus ``allocated_peak_bytes``. Not process RSS,
+    not total device memory.
+    """
+
+    device: str
+    metric: Literal["pytorch_tensor_bytes", "pytorch_reserved_bytes"]
+    baseline_bytes: int
+    peak_bytes: int
+    delta_bytes: int
+    allocated_peak_bytes: NotRequired[int]
+
+
 class BenchmarkReport(TypedDict):
     """Warmed block-average latency and throughput of one workload (workloads.md 5.4).
 
@@ -421,12 +612,14 @@ class BenchmarkReport(TypedDict):
     context: BenchmarkContext
     inputs: ValueMeta
     totals: dict[str, MetricResult]
-    measurement: BenchmarkMeasurement | dict[str, Any]
+    measurement: Annotated[
+        BenchmarkMeasurement | dict[str, Any], WireShape("Measurement", BenchmarkMeasurement, NotMeasured)
+    ]
     profile: NotRequired[ProfileReport]
     operator_flops: NotRequired[FlopReport]
-    memory: NotRequired[dict[str, Any]]
+    memory: NotRequired[Annotated[dict[str, Any], WireShape("PeakMemoryResult", PeakMemory)]]
     # A MemoryReport (report/memory_schema.py, which imports this module) when "memory_ledger" was asked.
-    memory_ledger: NotRequired[dict[str, Any]]
+    memory_ledger: NotRequired[Annotated[dict[str, Any], WireShape("MemoryLedger", "MemoryReport")]]
     diagnostics: NotRequired[list[Diagnostic]]
 
 
