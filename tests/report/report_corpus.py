@@ -288,8 +288,11 @@ def scaling_reports() -> Iterator[tuple[str, Any]]:
         layer, x = nn.Linear(4, 4), torch.randn(n, 4)
         return lambda: layer(x).relu()
 
-    yield "scaling", torchscan.measure_scaling(
-        build, {"n": [1, 2, 3, 4]}, metrics=("flops", "operator_bytes", "memory_peak", "latency")
+    yield (
+        "scaling",
+        torchscan.measure_scaling(
+            build, {"n": [1, 2, 3, 4]}, metrics=("flops", "operator_bytes", "memory_peak", "latency")
+        ),
     )
 
     def grid(n: int, batch: int) -> Any:

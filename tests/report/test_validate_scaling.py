@@ -137,7 +137,7 @@ BMM = [*FIT, "by_operator", "aten.bmm"]
             "fits.flops.seq.by_operator['aten.bmm'].coefficients[1]",
             "numerators",
         ),
-        (_set(["diagnostics", 0, "severity"], "info"), "diagnostics[0].severity", "invalid severity"),
+        (_set(["diagnostics", 0, "severity"], "fatal"), "diagnostics[0].severity", "invalid severity"),
     ],
 )
 def test_each_broken_rule_names_its_location(change, location, words):

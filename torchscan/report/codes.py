@@ -88,6 +88,17 @@ CODES: dict[str, Code] = {
         "An operator's formula counted only part of the call's work (the message says which part).",
         _LOWER,
     ),
+    "unverified_inherited_formula": Code(
+        "Only PyTorch's FlopCounterMode has a formula for this operator, and TorchScan's reference suite "
+        "has not checked it on the installed torch (severity info; the message gives its figure).",
+        "The figure is not in any total (an uncounted_operator warning makes the total partial); "
+        "supply custom_mapping if you trust it.",
+    ),
+    "untested_torch_version": Code(
+        "The report was made on a torch newer than the newest release TorchScan is tested on "
+        "(severity info); TorchScan's own formulas count as on the tested releases.",
+        "Informational; no status changed. Record the torch version with any number you keep.",
+    ),
     "unattributed_operator": Code(
         "Operators ran outside any module call, so per-layer operator FLOPs do not hold them.",
         "Use totals.operator_flops for the whole; per-layer sums are lower than it.",
@@ -199,5 +210,31 @@ CODES: dict[str, Code] = {
         "No fit of decode costs against context length: under two decode steps, an unknown "
         "context length or an incomplete value.",
         "Read the per-step figures; the fit is None.",
+    ),
+    # --- measure_scaling (attention-and-scaling.md 2) --------------------------------------------
+    "scaling_point_failed": Code(
+        "The workload of one size (or its build) raised; that point is unavailable (errors names the type).",
+        "Use the fits of the other points; they say which points they used.",
+    ),
+    "scaling_fit_fewer_points": Code(
+        "A series had too few values to confirm a polynomial (a degree needs one spare point).",
+        "Measure more sizes before reading a degree or coefficients.",
+    ),
+    "scaling_fit_unavailable": Code(
+        "Fewer than two values exist for a series: nothing was fitted.",
+        "Measure the series at more sizes.",
+    ),
+    "scaling_fit_partial": Code(
+        "A fit used partial values: it describes how the counted part grows, not the whole cost.",
+        f"{_LOWER} Never read its coefficients as the full cost.",
+    ),
+    "scaling_not_polynomial": Code(
+        "No polynomial through the values is confirmed by a spare point (the counts are not polynomial "
+        "in the size, e.g. sizes a stride does not divide).",
+        "Read the exponent and the points, not a degree.",
+    ),
+    "scaling_module_type_ambiguous": Code(
+        "A module label could not be mapped to one module type, so by_module_type leaves it out.",
+        "Use by_operator or the total for that work.",
     ),
 }

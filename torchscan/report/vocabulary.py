@@ -14,9 +14,11 @@ from torchscan.report.generation_schema import STEP_INTENSITY_METHOD, TIMING_MET
 from torchscan.report.hardware import ROOFLINE_METHOD
 from torchscan.report.memory_schema import CUDA_ALLOCATED_METHOD, CUDA_RESERVED_METHOD
 from torchscan.report.memory_schema import METHOD as LEDGER_METHOD
+from torchscan.report.scaling_schema import EXACT_METHOD, LEAST_SQUARES_METHOD
 from torchscan.report.schema import (
     ATTENTION_KV_METHOD,
     COMMUNICATION_METHOD,
+    LEGACY_OPERATOR_METHOD,
     MODULE_FORMULA_METHOD,
     NOT_APPLICABLE,
     NOT_REQUESTED,
@@ -35,8 +37,13 @@ METHOD_FAMILIES: dict[str, str] = {
 
 METHODS: dict[str, str] = {
     MODULE_FORMULA_METHOD: "TorchScan's module formulas (formulas.md): one estimate per module call.",
-    OPERATOR_METHOD: "Operator FLOPs counted at dispatch (measure_flops, operator_flops): a separate method "
-    "from module formulas; never add or average the two.",
+    OPERATOR_METHOD: "Operator FLOPs counted at dispatch under the torchscan_flops_v1 convention "
+    "(measure_flops, operator_flops): a separate method from module formulas; never add or average the two.",
+    LEGACY_OPERATOR_METHOD: "Operator FLOPs in reports made before 0.3 (the same dispatch, labelled by its "
+    "mechanism); counts changed since (grouped convolution gradients, causal attention), so deltas "
+    "against torchscan_flops_v1 are not computed.",
+    EXACT_METHOD: "A scaling fit: the lowest-degree polynomial through every point, in exact rationals.",
+    LEAST_SQUARES_METHOD: "A scaling fit of noisy values (latency) by least squares: never exact.",
     OPERATOR_BYTES_METHOD: "Bytes of the operands each operator reads and writes, at the operator boundary.",
     ATTENTION_KV_METHOD: "Bytes of the key and value operands of fused attention kernels.",
     COMMUNICATION_METHOD: "Bytes each rank handed to collectives: not wire traffic.",
