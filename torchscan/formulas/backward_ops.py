@@ -286,7 +286,9 @@ def recomputed_max_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
     indices): each window's argmax is found again (``T − 1`` comparisons over its ``T`` in-bound taps)
     and its gradient added: ``T`` per non-empty window, ``taps`` in all."""
     geometry = (args[2], arg(args, kwargs, 3, "stride"), arg(args, kwargs, 4, "padding", 0))
-    return clamped_windows(args[1].shape, args[0].shape, 2, *geometry, arg(args, kwargs, 5, "dilation", 1)).taps
+    return clamped_windows(
+        args[1].shape, args[0].shape, 2, *geometry, arg(args, kwargs, 5, "dilation", 1)
+    ).taps
 
 
 def mkldnn_max_pool_backward(rank: int) -> OperatorFormula:

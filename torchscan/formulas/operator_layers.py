@@ -166,7 +166,9 @@ def max_pool_windows(rank: int, args: tuple, kwargs: dict, out: object) -> Windo
     return clamped_windows(args[0].shape, values.shape, rank, *geometry)
 
 
-def avg_pool_windows(rank: int, inputs: torch.Tensor, output: torch.Tensor, args: tuple, kwargs: dict) -> Windows:
+def avg_pool_windows(
+    rank: int, inputs: torch.Tensor, output: torch.Tensor, args: tuple, kwargs: dict
+) -> Windows:
     """Clamped windows of ``avg_poolNd(self, kernel_size, stride, padding, ...)`` (the backward passes
     its own ``self`` and incoming gradient as ``inputs``/``output``)."""
     geometry = (args[0], arg(args, kwargs, 1, "stride"), arg(args, kwargs, 2, "padding", 0))

@@ -10,6 +10,44 @@ imports torch or runs a formula.
 
 from __future__ import annotations
 
-CORRECTIONS: dict[str, str] = {}
+_POOL_FORWARD = (
+    "Counted every window at the full kernel volume K, taps on padding and past the input (ceil_mode) "
+    "included: AvgPool2d(640, ceil_mode=True) on 1x8x2x2 read 3,276,800 (max pooling 3,276,792). The "
+    "brute-force clamped-window reference showed the kernel executes only the in-bound taps (32, as "
+    "AvgPool2d(2)). Now counts each window's in-bound taps T: T - 1 comparisons (max) or T (average; "
+    "count_include_pad changes the divisor only), truth.md 6 / issue 39."
+)
+_POOL_BACKWARD = (
+    "Counted G·(K + 1) (average: a divide and K adds per gradient) or G·K (recomputed max) at the full "
+    "kernel volume, taps on padding and past the input included. The clamped-window reference showed "
+    "the gradient reaches only in-bound taps. Now counts G + taps (average) or taps (recomputed max), "
+    "truth.md 6 / issue 39."
+)
+_MAX_POOL_BACKWARD = (
+    "Counted one add per output gradient (G). The reference showed that a dilated window lying wholly "
+    "on padding has no argmax and PyTorch drops its gradient (MaxPool1d(2, padding=1, dilation=3) on "
+    "length 2: 0 adds, was 1). Now counts one add per window with an in-bound tap, truth.md 6."
+)
+
+CORRECTIONS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "aten.avg_pool1d", "aten.avg_pool2d", "aten.avg_pool3d", "aten.max_pool2d_with_indices",
+            "aten.max_pool3d_with_indices", "aten.mkldnn_max_pool2d", "aten.mkldnn_max_pool3d",
+            "aten.quantized_max_pool1d", "aten.quantized_max_pool2d", "aten.quantized_max_pool3d",
+        ),
+        _POOL_FORWARD,
+    ),
+    **dict.fromkeys(
+        ("aten.avg_pool2d_backward", "aten.avg_pool3d_backward", "aten.max_pool2d_backward"), _POOL_BACKWARD
+    ),
+    **dict.fromkeys(
+        (
+            "aten.max_pool2d_with_indices_backward", "aten.max_pool3d_with_indices_backward",
+            "aten.mkldnn_max_pool2d_backward", "aten.mkldnn_max_pool3d_backward",
+        ),
+        _MAX_POOL_BACKWARD,
+    ),
+}  # fmt: skip
 """Operator packet name (``"aten.convolution_backward"``) -> one or two sentences: what the replaced
 formula counted, what the reference showed, what TorchScan counts now (and the upstream issue)."""
