@@ -180,10 +180,16 @@ def _norm_backward(n: int, params: int, weight: bool, mask: list[bool]) -> int:
     if mask[0]:
         count += 7 * n + weight * n
     if mask[1] and weight:
-        count += 2 * n - params
+        count += n + _summed_into(n, params)
     if mask[2]:
-        count += n - params
+        count += _summed_into(n, params)
     return count
+
+
+def _summed_into(n: int, sums: int) -> int:
+    """Adds of ``n`` values reduced into ``sums`` equal sums: ``n − sums``, and 0 for an empty input
+    (the sums are zero-filled, nothing is added)."""
+    return max(n - sums, 0)
 
 
 def _mask(value: object, size: int = 3) -> list[bool]:
@@ -224,9 +230,9 @@ def batch_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     if mask[0]:
         count += (1 + weight) * n
     if mask[1] and weight:
-        count += 2 * n + 2 * n - channels
+        count += 3 * n + _summed_into(n, channels)
     if mask[2]:
-        count += n - channels
+        count += _summed_into(n, channels)
     return count
 
 
@@ -254,7 +260,7 @@ def rms_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     if mask[0]:
         count += 5 * n + weight * n
     if mask[1] and weight:
-        count += 2 * n - row
+        count += n + _summed_into(n, row)
     return count
 
 

@@ -28,6 +28,11 @@ _MAX_POOL_BACKWARD = (
     "on padding has no argmax and PyTorch drops its gradient (MaxPool1d(2, padding=1, dilation=3) on "
     "length 2: 0 adds, was 1). Now counts one add per window with an in-bound tap, truth.md 6."
 )
+_EMPTY_NORM_BACKWARD = (
+    "Counted the parameter-gradient reductions as N - P adds, negative on an empty input (LayerNorm(4) "
+    "on a (0, 4) batch: -8, and measure_flops raised ValueError). The element-wise reference showed an "
+    "empty reduction zero-fills its P sums and adds nothing. Now counts max(N - P, 0) per reduction."
+)
 
 CORRECTIONS: dict[str, str] = {
     **dict.fromkeys(
@@ -47,6 +52,14 @@ CORRECTIONS: dict[str, str] = {
             "aten.mkldnn_max_pool2d_backward", "aten.mkldnn_max_pool3d_backward",
         ),
         _MAX_POOL_BACKWARD,
+    ),
+    **dict.fromkeys(
+        (
+            "aten.native_layer_norm_backward", "aten.native_group_norm_backward",
+            "aten.native_batch_norm_backward", "aten.batch_norm_backward", "aten.cudnn_batch_norm_backward",
+            "aten.miopen_batch_norm_backward", "aten._fused_rms_norm_backward",
+        ),
+        _EMPTY_NORM_BACKWARD,
     ),
 }  # fmt: skip
 """Operator packet name (``"aten.convolution_backward"``) -> one or two sentences: what the replaced
