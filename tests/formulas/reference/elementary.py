@@ -28,6 +28,9 @@ ONE_PER_OUTPUT = frozenset(
 )  # fmt: skip
 """One FLOP per output element (formulas.md A.4.3; ``pow`` as real-models.md 2.2)."""
 
+SCATTER_ADDS = frozenset(("index_add",))
+"""One add per ``source`` element (argument 3) scattered into the destination."""
+
 REDUCTIONS = frozenset(("sum", "amax", "amin"))
 """``in − out``: ``k − 1`` adds or comparisons per reduced row of ``k`` values (0 when empty)."""
 
@@ -57,12 +60,14 @@ class ElementaryCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         out = func(*args, **(kwargs or {}))
         name = func.overloadpacket.__name__
-        base = name[:-1] if name.endswith("_") and name[:-1] in ONE_PER_OUTPUT else name
+        base = name[:-1] if name.endswith("_") and name[:-1] in ONE_PER_OUTPUT | SCATTER_ADDS else name
         if base in FREE:
             return out
         result = out[0] if isinstance(out, tuple) else out
         if base in ONE_PER_OUTPUT:
             cost = result.numel()
+        elif base in SCATTER_ADDS:
+            cost = args[3].numel()
         elif base in REDUCTIONS:
             cost = max(math.prod(args[0].shape) - result.numel(), 0)  # an empty sum zero-fills
         else:

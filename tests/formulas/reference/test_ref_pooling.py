@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 
 import pytest
 import torch
@@ -37,6 +36,7 @@ from torch import nn
 
 import torchscan
 from reference.harness import Library, cases, library_count, seeded
+from reference.windows import adaptive_axis, fixed_axis, pooled, taps_per_window, window_mask
 from torchscan.formulas.operator_registry import supplemental_formula
 from torchscan.modules import module_dmas, module_flops, module_macs
 
@@ -54,22 +54,6 @@ ADAPTIVE = {
 MAX_LENGTH = {1: 12, 2: 8, 3: 5}  # keeps the dense window masks (outputs × inputs) small
 
 
-# --- the reference: windows by brute force -------------------------------------------------------
-
-
-def fixed_axis(
-    length: int, outputs: int, kernel: int, stride: int, padding: int, dilation: int
-) -> torch.Tensor:
-    """``(outputs, length)`` membership of one axis: row ``i`` marks the in-bound taps of window ``i``."""
-    member = torch.zeros(outputs, length, dtype=torch.bool)
-    for i in range(outputs):
-        for j in range(kernel):
-            position = i * stride - padding + j * dilation
-            if 0 <= position < length:
-                member[i, position] = True
-    return member
-
-
 def padded_divisor_axis(length: int, outputs: int, kernel: int, stride: int, padding: int) -> torch.Tensor:
     """PyTorch's ``count_include_pad`` divisor along one axis: the window's positions that lie in the
     padded input ``[−padding, length + padding)`` (ceil-mode positions past it do not count)."""
@@ -82,14 +66,6 @@ def padded_divisor_axis(length: int, outputs: int, kernel: int, stride: int, pad
     )
 
 
-def adaptive_axis(length: int, outputs: int) -> torch.Tensor:
-    """Adaptive window ``i`` reads ``[⌊i·L/O⌋, ⌈(i+1)·L/O⌉)``."""
-    member = torch.zeros(outputs, length, dtype=torch.bool)
-    for i in range(outputs):
-        member[i, (i * length) // outputs : -((-(i + 1) * length) // outputs)] = True
-    return member
-
-
 def fractional_axis(length: int, outputs: int, kernel: int, sample: float) -> torch.Tensor:
     """Fractional window ``i`` starts at ``⌊(i + u)·α⌋ − ⌊u·α⌋``, ``α = (L − k)/(O − 1)``, the last at
     ``L − k`` (Graham's pseudo-random sequence as PyTorch draws it; in float32, as the kernel does)."""
@@ -100,36 +76,6 @@ def fractional_axis(length: int, outputs: int, kernel: int, sample: float) -> to
         start = length - kernel if i == outputs - 1 else int((i + u) * alpha) - int(u * alpha)
         member[i, start : start + kernel] = True
     return member
-
-
-def window_mask(axes: Sequence[torch.Tensor]) -> torch.Tensor:
-    """``(O1, …, Or, L1, …, Lr)`` membership of the whole windows: the outer product of the axes."""
-    mask = torch.ones((), dtype=torch.bool)
-    for axis in axes:
-        rank = mask.dim() // 2
-        mask = mask.reshape(*mask.shape[:rank], 1, *mask.shape[rank:], 1) & axis.reshape(
-            *([1] * rank), axis.shape[0], *([1] * rank), axis.shape[1]
-        )
-    return mask
-
-
-def pooled(
-    x: torch.Tensor, mask: torch.Tensor, kind: str, divisor: torch.Tensor | None = None
-) -> torch.Tensor:
-    """The pooling recomputed from the windows: maxima (``-inf`` for a window with no tap) or sums
-    divided by ``divisor`` (the tap counts when ``None``). ``x`` is ``(B, L1, …, Lr)``."""
-    rank = mask.dim() // 2
-    inputs = x.double().reshape(x.shape[0], *([1] * rank), *x.shape[1:])
-    dims = tuple(range(-rank, 0))
-    if kind == "max":
-        return torch.where(mask, inputs, -math.inf).amax(dim=dims)
-    sums = torch.where(mask, inputs, 0.0).sum(dim=dims)
-    return sums / (mask.sum(dim=dims) if divisor is None else divisor)
-
-
-def taps_per_window(mask: torch.Tensor) -> torch.Tensor:
-    rank = mask.dim() // 2
-    return mask.sum(dim=tuple(range(-rank, 0)))
 
 
 # --- expected counts from the windows -------------------------------------------------------------
