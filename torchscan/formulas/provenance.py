@@ -61,6 +61,16 @@ CORRECTIONS: dict[str, str] = {
         ),
         _EMPTY_NORM_BACKWARD,
     ),
+    "aten.binary_cross_entropy_with_logits": (
+        "Counted pos_weight's ell = (p - 1)·t + 1 and its product as 4N. The element-wise reference (and "
+        "the kernel's own operators) showed p - 1 runs on pos_weight's elements P before broadcasting "
+        "(a per-class (C,) weight on an (N, C) batch: C, not N·C). Now counts 3N + P."
+    ),
+    "aten.multi_margin_loss": (
+        "Counted (C - 1)·(4 + extras) per sample, 0 for a single class. The reference showed a "
+        "single-class sample still divides its empty sum by C (1 per sample). Now counts "
+        "(C - 1)·(3 + extras) + max(C - 2, 0) + 1, unchanged for C >= 2."
+    ),
 }  # fmt: skip
 """Operator packet name (``"aten.convolution_backward"``) -> one or two sentences: what the replaced
 formula counted, what the reference showed, what TorchScan counts now (and the upstream issue)."""

@@ -23,7 +23,7 @@ ONE_PER_OUTPUT = frozenset(
     (
         "add", "sub", "rsub", "mul", "div", "neg", "reciprocal", "sqrt", "rsqrt", "exp", "log", "abs",
         "sign", "sgn", "maximum", "minimum", "clamp_min", "clamp_max", "where", "gt", "lt", "ge", "le", "eq",
-        "ne", "pow", "floor", "ceil", "trunc", "round", "erf",
+        "ne", "pow", "floor", "ceil", "trunc", "round", "erf", "log1p", "expm1",
     )
 )  # fmt: skip
 """One FLOP per output element (formulas.md A.4.3; ``pow`` as real-models.md 2.2)."""
@@ -41,7 +41,8 @@ FREE = frozenset(
         "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
         "full_like", "new_zeros", "new_ones", "new_full", "new_empty", "scalar_tensor", "fill_", "zero_",
         "arange", "select", "slice", "index", "index_select", "gather", "cat", "stack", "narrow", "split",
-        "unbind", "as_strided", "_local_scalar_dense", "flip", "repeat", "constant_pad_nd",
+        "unbind", "as_strided", "_local_scalar_dense", "flip", "repeat", "constant_pad_nd", "scatter",
+        "index_put",
     )
 )  # fmt: skip
 """Views, copies, creation and indexing: data movement, 0 FLOPs."""
@@ -51,6 +52,9 @@ FREE = frozenset(
 class ElementaryCounter(TorchDispatchMode):
     """FLOPs of a re-implementation under the per-element convention; ``by_operator`` for messages."""
 
+    free_selection: bool = False
+    """Selecting one of two computed branches (``where``) costs nothing: the convention of the backward
+    and loss kernels (training-and-hardware.md 2, ``loss_ops``), which count the comparison only."""
     flops: int = 0
     by_operator: Counter[str] = field(default_factory=Counter)
 
@@ -60,8 +64,8 @@ class ElementaryCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         out = func(*args, **(kwargs or {}))
         name = func.overloadpacket.__name__
-        base = name[:-1] if name.endswith("_") and name[:-1] in ONE_PER_OUTPUT | SCATTER_ADDS else name
-        if base in FREE:
+        base = name[:-1] if name.endswith("_") and name not in FREE else name  # in-place variants
+        if base in FREE or (self.free_selection and base == "where"):
             return out
         result = out[0] if isinstance(out, tuple) else out
         if base in ONE_PER_OUTPUT:
@@ -80,9 +84,11 @@ class ElementaryCounter(TorchDispatchMode):
         return id(self)
 
 
-def elementary_count(workload: Callable[[], object]) -> tuple[object, ElementaryCounter]:
+def elementary_count(
+    workload: Callable[[], object], free_selection: bool = False
+) -> tuple[object, ElementaryCounter]:
     """Run ``workload`` once under a fresh :class:`ElementaryCounter`: ``(its result, the counter)``."""
-    counter = ElementaryCounter()
+    counter = ElementaryCounter(free_selection=free_selection)
     with counter:
         result = workload()
     return result, counter
