@@ -480,3 +480,96 @@ def test_batch_norm_backward_variants(shape: tuple[int, ...], update: bool) -> N
             assert formula is not None
             arguments = (x, g, weight, module.running_mean, module.running_var, save_mean, save_invstd, 1e-5)
             assert formula(arguments, {}, None) == counter.flops
+
+
+# --- SyncBatchNorm's kernels (GPU only: formulas called with the tensors PyTorch would pass) ---------
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 4), (3, 2, 5), (4, 3), (0, 3, 2)])
+def test_sync_batch_norm_kernels(shape: tuple[int, ...]) -> None:
+    """``nn.SyncBatchNorm``'s per-rank kernels re-implemented from element-wise operators, their values
+    checked against ``native_batch_norm``'s saved statistics and gradients (the same mathematics on one
+    rank), their counts against the formulas; ``batch_norm_update_stats`` runs on the CPU, so it is
+    dispatched for real."""
+    x, g = torch.randn(shape, dtype=torch.float64), torch.randn(shape, dtype=torch.float64)
+    c, eps = shape[1], 1e-5
+    dims, n = (0, *range(2, len(shape))), max(math.prod(shape) // c, 1)
+    view = channel_shape(x)
+    weight, bias = torch.rand(c, dtype=torch.float64), torch.rand(c, dtype=torch.float64)
+    running_mean, running_var = torch.zeros(c, dtype=torch.float64), torch.ones(c, dtype=torch.float64)
+    formulas = {name: supplemental_formula(f"aten.{name}") for name in (
+        "batch_norm_stats", "batch_norm_elemt", "batch_norm_backward_reduce", "batch_norm_backward_elemt",
+    )}  # fmt: skip
+
+    # batch_norm_stats(x, eps) -> (mean, invstd): mean, two-pass variance, rsqrt(var + eps)
+    def stats() -> tuple[torch.Tensor, torch.Tensor]:
+        mean = reduce_sum(x, dims) / n
+        d = x - mean
+        return mean, torch.rsqrt(reduce_sum(d * d, dims) / n + eps)
+
+    (mean, invstd), counter = elementary_count(stats)
+    if x.numel() == 0:
+        # an empty rank (SyncBatchNorm with no local batch): the backward's sums are zero-filled, only
+        # grad_weight's per-channel product remains (was 4·0 − 2C + C, negative)
+        arguments = (g, x, mean.reshape(-1), invstd.reshape(-1), weight, True, True, True)
+        assert formulas["batch_norm_backward_reduce"](arguments, {}, None) == c
+        return
+    assert formulas["batch_norm_stats"]((x, eps), {}, None) == counter.flops
+    _, save_mean, save_invstd = torch.native_batch_norm(x, weight, bias, None, None, True, 0.1, eps)
+    torch.testing.assert_close(mean.reshape(-1), save_mean)
+    torch.testing.assert_close(invstd.reshape(-1), save_invstd)
+
+    # batch_norm_elemt(x, weight, bias, mean, invstd, eps): (x − mean)·invstd·w + b
+    y, counter = elementary_count(lambda: (x - mean) * invstd * weight.reshape(view) + bias.reshape(view))
+    torch.testing.assert_close(y, torch.native_batch_norm(x, weight, bias, None, None, True, 0.1, eps)[0])
+    assert (
+        formulas["batch_norm_elemt"]((x, weight, bias, save_mean, save_invstd, eps), {}, None)
+        == counter.flops
+    )
+
+    # batch_norm_backward_reduce -> (Σ dy, Σ dy·(x − mean), grad_weight = Σ dy·(x − mean)·invstd)
+    def backward_reduce() -> tuple[torch.Tensor, ...]:
+        sum_dy = reduce_sum(g, dims)
+        sum_dy_xmu = reduce_sum(g * (x - mean), dims)
+        return sum_dy, sum_dy_xmu, sum_dy_xmu * invstd
+
+    (sum_dy, sum_dy_xmu, grad_weight), counter = elementary_count(backward_reduce)
+    _, native_dw, native_db = torch.ops.aten.native_batch_norm_backward(
+        g, x, weight, None, None, save_mean, save_invstd, True, eps, [True, True, True]
+    )
+    torch.testing.assert_close(grad_weight.reshape(-1), native_dw)
+    torch.testing.assert_close(sum_dy.reshape(-1), native_db)
+    arguments = (g, x, save_mean, save_invstd, weight, True, True, True)
+    assert formulas["batch_norm_backward_reduce"](arguments, {}, None) == counter.flops
+
+    # batch_norm_backward_elemt: per channel the means of Σ dy and Σ dy·xmu over the count, invstd²
+    # and the two factors (5C); per element (dy − mean_dy − (x − mean)·k)·invstd·w (5N)
+    count = torch.tensor([n], dtype=torch.int32)
+
+    def backward_elemt() -> torch.Tensor:
+        mean_dy, mean_dy_xmu = sum_dy / n, sum_dy_xmu / n
+        k = mean_dy_xmu * (invstd * invstd)
+        scale = invstd * weight.reshape(view)
+        return (g - mean_dy - (x - mean) * k) * scale
+
+    grad_input, counter = elementary_count(backward_elemt)
+    native_dx = torch.ops.aten.native_batch_norm_backward(
+        g, x, weight, None, None, save_mean, save_invstd, True, eps, [True, False, False]
+    )[0]
+    torch.testing.assert_close(grad_input, native_dx)
+    arguments = (g, x, save_mean, save_invstd, weight, sum_dy.reshape(-1), sum_dy_xmu.reshape(-1), count)
+    assert formulas["batch_norm_backward_elemt"](arguments, {}, None) == counter.flops
+
+    # batch_norm_update_stats(x, running_mean, running_var, momentum) -> (mean, unbiased var), updating
+    def update_stats() -> tuple[torch.Tensor, torch.Tensor]:
+        m = reduce_sum(x, dims) / n
+        d = x - m
+        var = reduce_sum(d * d, dims) / n
+        return running_mean * 0.9 + m.reshape(-1) * 0.1, running_var * 0.9 + var.reshape(-1) * n / (
+            n - 1
+        ) * 0.1
+
+    (new_mean, new_var), counter = elementary_count(update_stats)
+    report = library_count(lambda: torch.batch_norm_update_stats(x, running_mean, running_var, 0.1))
+    assert (report.status, report.total) == ("complete", counter.flops)
+    torch.testing.assert_close((running_mean, running_var), (new_mean, new_var))
