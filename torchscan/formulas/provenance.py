@@ -57,7 +57,8 @@ CORRECTIONS: dict[str, str] = {
         (
             "aten.native_layer_norm_backward", "aten.native_group_norm_backward",
             "aten.native_batch_norm_backward", "aten.batch_norm_backward", "aten.cudnn_batch_norm_backward",
-            "aten.miopen_batch_norm_backward", "aten._fused_rms_norm_backward", "aten.batch_norm_backward_reduce",
+            "aten.miopen_batch_norm_backward", "aten._fused_rms_norm_backward",
+            "aten.batch_norm_backward_reduce",
         ),
         _EMPTY_NORM_BACKWARD,
     ),
