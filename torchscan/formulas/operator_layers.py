@@ -24,7 +24,7 @@ from torchscan.formulas.operator_common import (
 )
 from torchscan.formulas.operator_registry import per_output as _per_output
 from torchscan.formulas.operator_registry import register as _register
-from torchscan.formulas.pool_windows import Windows, adaptive_visits, clamped_windows, kernel_volume
+from torchscan.formulas.pool_windows import adaptive_visits, clamped_windows, kernel_volume
 
 # --- B.8: softmax family and normalization -------------------------------------------------------
 
@@ -152,35 +152,18 @@ softmax_formula, log_softmax_formula = _softmax, _log_softmax
 # --- B.8: pooling and interpolation --------------------------------------------------------------
 
 
-def max_pool_windows(rank: int, args: tuple, kwargs: dict, out: object) -> Windows:
-    """Clamped windows of ``max_poolNd(self, kernel_size, stride, padding, dilation, ceil_mode)`` (also
-    the oneDNN and quantized kernels' arguments); the output's shape already holds ``ceil_mode``."""
-    values = first_tensor(out)
-    assert values is not None
-    geometry = (
-        args[1],
-        arg(args, kwargs, 2, "stride"),
-        arg(args, kwargs, 3, "padding", 0),
-        arg(args, kwargs, 4, "dilation", 1),
-    )
-    return clamped_windows(args[0].shape, values.shape, rank, *geometry)
-
-
-def avg_pool_windows(
-    rank: int, inputs: torch.Tensor, output: torch.Tensor, args: tuple, kwargs: dict
-) -> Windows:
-    """Clamped windows of ``avg_poolNd(self, kernel_size, stride, padding, ...)`` (the backward passes
-    its own ``self`` and incoming gradient as ``inputs``/``output``)."""
-    geometry = (args[0], arg(args, kwargs, 1, "stride"), arg(args, kwargs, 2, "padding", 0))
-    return clamped_windows(inputs.shape, output.shape, rank, *geometry)
-
-
 def _max_pool(rank: int) -> OperatorFormula:
-    """Factory: ``taps − windows``: ``T − 1`` comparisons per window of ``T`` in-bound taps (none for a
-    window with no tap), on the values output (truth.md §6)."""
+    """Factory: ``max_poolNd(self, kernel_size, stride, padding, dilation, ceil_mode)`` (also the oneDNN
+    and quantized kernels' arguments): ``taps − windows``, ``T − 1`` comparisons per window of ``T``
+    in-bound taps (none for a window with no tap), on the values output (truth.md §6; the output's
+    shape already holds ``ceil_mode``)."""
 
     def formula(args: tuple, kwargs: dict, out: object) -> int:
-        windows = max_pool_windows(rank, args, kwargs, out)
+        values = first_tensor(out)
+        assert values is not None
+        stride, padding = arg(args, kwargs, 2, "stride"), arg(args, kwargs, 3, "padding", 0)
+        dilation = arg(args, kwargs, 4, "dilation", 1)
+        windows = clamped_windows(args[0].shape, values.shape, rank, args[1], stride, padding, dilation)
         return windows.taps - windows.nonempty
 
     return formula
@@ -198,13 +181,15 @@ def _fractional_max_pool(rank: int) -> OperatorFormula:
 
 
 def _avg_pool(rank: int) -> OperatorFormula:
-    """Factory: ``taps``: ``T − 1`` adds and one divide per window of ``T`` in-bound taps (truth.md §6;
-    ``count_include_pad`` and ``divisor_override`` change the divisor, not the work)."""
+    """Factory: ``avg_poolNd(self, kernel_size, stride, padding, ...)``: ``taps``, ``T − 1`` adds and one
+    divide per window of ``T`` in-bound taps (truth.md §6; ``count_include_pad`` and
+    ``divisor_override`` change the divisor, not the work)."""
 
     def formula(args: tuple, kwargs: dict, out: object) -> int:
         values = first_tensor(out)
         assert values is not None
-        return avg_pool_windows(rank, args[0], values, args[1:], kwargs).taps
+        stride, padding = arg(args, kwargs, 2, "stride"), arg(args, kwargs, 3, "padding", 0)
+        return clamped_windows(args[0].shape, values.shape, rank, args[1], stride, padding).taps
 
     return formula
 
