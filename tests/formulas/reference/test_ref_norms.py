@@ -422,6 +422,18 @@ FORWARD_VARIANTS = {
     ),
     "_batch_norm_with_update": (aten._batch_norm_with_update, True, True, _without_flag),
     "_batch_norm_no_update": (aten._batch_norm_no_update, False, True, _without_flag),
+    "_native_batch_norm_legit_functional": (
+        aten._native_batch_norm_legit_functional,
+        True,
+        True,
+        _with_flag(True),
+    ),
+    "_batch_norm_with_update_functional": (
+        aten._batch_norm_with_update_functional,
+        True,
+        True,
+        _without_flag,
+    ),
 }
 
 
@@ -442,6 +454,28 @@ def test_batch_norm_kernel_variants(variant: str, shape: tuple[int, ...], affine
     assert (report.status, report.total) == ("complete", reference)
     y = operator(*arguments(x, weight, bias, *(t.clone() if t is not None else None for t in running)))[0]
     torch.testing.assert_close(y.detach().double(), y_ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 4), (3, 2, 2, 3)])
+def test_gpu_only_normalization_kernels(shape: tuple[int, ...], training: bool) -> None:
+    """cuDNN's and MIOpen's batch norm and the fused RMS norm run on GPUs only: their formulas, called
+    with the tensors PyTorch passes, count what the element-wise re-implementation of the same
+    configuration counts."""
+    module = BATCH_NORM[max(len(shape) - 2, 1)](shape[1]).train(training)
+    x = torch.randn(shape)
+    _, reference, _, _ = forward_reference("batch", module, x)
+    arguments = (x, module.weight, module.bias, module.running_mean, module.running_var, training, 0.1, 1e-5)
+    for name in ("cudnn_batch_norm", "miopen_batch_norm"):
+        formula = supplemental_formula(f"aten.{name}")
+        assert formula is not None and formula(arguments, {}, None) == reference
+    for affine in (True, False):
+        rms = nn.RMSNorm(list(shape[1:]), eps=1e-6, elementwise_affine=affine)
+        _, reference, _, _ = forward_reference("rms", rms, x)
+        for name in ("rms_norm", "_fused_rms_norm"):
+            formula = supplemental_formula(f"aten.{name}")
+            assert formula is not None
+            assert formula((x, list(shape[1:]), rms.weight, 1e-6), {}, None) == reference
 
 
 @pytest.mark.parametrize("update", [True, False])
