@@ -407,3 +407,12 @@ def test_reference_windows_match_the_kernel_on_a_hand_example() -> None:
     member = fixed_axis(5, 3, 3, 2, 1, 1)
     assert [row.nonzero().flatten().tolist() for row in member] == [[0, 1], [1, 2, 3], [3, 4]]
     assert [row.nonzero().flatten().tolist() for row in adaptive_axis(5, 3)] == [[0, 1], [1, 2, 3], [3, 4]]
+
+
+def test_the_out_form_of_avg_pool1d_counts_the_clamped_windows() -> None:
+    """``avg_pool1d.out`` (its functional overload is decomposed, its ``out=`` form has a kernel):
+    ``k 3, s 2, p 1, ceil`` on length 5 → windows {0, 1}, {1, 2, 3}, {3, 4}: 7 taps per plane, 2
+    planes (was 3·3 per plane)."""
+    x, out = torch.rand(1, 2, 5), torch.empty(1, 2, 3)
+    report = library_count(lambda: torch.ops.aten.avg_pool1d.out(x, [3], [2], [1], True, False, out=out))
+    assert (report.status, report.total) == ("complete", 2 * 7)
