@@ -235,9 +235,10 @@ POOLING = [
         48,
         (2, 2, 0),
     ),
-    # dilation 2, padding 1, stride 1: out length (6 + 2 − 4 − 1) + 1 = 4, K 3: 4·2; 8; 4·(3 + 1);
-    # field 2·(3−1)+1 = 5
-    case("maxpool1d-dilated", lambda: nn.MaxPool1d(3, 1, 1, dilation=2), (1, 1, 6), 8, 8, 16, (5, 1, 1)),
+    # dilation 2, padding 1, stride 1: out length (6 + 2 − 4 − 1) + 1 = 4 windows starting at −1, 0,
+    # 1, 2, taps at start + {0, 2, 4}: in-bound 2, 3, 3, 2 (−1 and 6 lie outside; truth.md §6), 10 taps:
+    # comparisons 1 + 2 + 2 + 1 = 6; 6; 10 reads + 4 writes = 14; field 2·(3−1)+1 = 5
+    case("maxpool1d-dilated", lambda: nn.MaxPool1d(3, 1, 1, dilation=2), (1, 1, 6), 6, 6, 14, (5, 1, 1)),
     # C8: axes 5+3−1 = 7 and 7+2−1 = 8, visits 2·56 = 112, Nout 12: MACs 112 + 12; DMAs 112 + 12;
     # last axis 7 → 2: field ceil(3.5) = 4, padding (7 − 16)/2
     case(

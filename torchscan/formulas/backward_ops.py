@@ -25,6 +25,7 @@ from torchscan.formulas.operator_common import (
     dim_size,
     elements,
 )
+from torchscan.formulas.pool_windows import adaptive_visits, clamped_windows
 
 __all__ = ["BACKWARD_FORMULAS", "IGNORED_BACKWARD"]
 
@@ -177,10 +178,16 @@ def _norm_backward(n: int, params: int, weight: bool, mask: list[bool]) -> int:
     if mask[0]:
         count += 7 * n + weight * n
     if mask[1] and weight:
-        count += 2 * n - params
+        count += n + _summed_into(n, params)
     if mask[2]:
-        count += n - params
+        count += _summed_into(n, params)
     return count
+
+
+def _summed_into(n: int, sums: int) -> int:
+    """Adds of ``n`` values reduced into ``sums`` equal sums: ``n − sums``, and 0 for an empty input
+    (the sums are zero-filled, nothing is added)."""
+    return max(n - sums, 0)
 
 
 def _mask(value: object, size: int = 3) -> list[bool]:
@@ -221,9 +228,9 @@ def batch_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     if mask[0]:
         count += (1 + weight) * n
     if mask[1] and weight:
-        count += 2 * n + 2 * n - channels
+        count += 3 * n + _summed_into(n, channels)
     if mask[2]:
-        count += n - channels
+        count += _summed_into(n, channels)
     return count
 
 
@@ -251,7 +258,7 @@ def rms_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
     if mask[0]:
         count += 5 * n + weight * n
     if mask[1] and weight:
-        count += 2 * n - row
+        count += n + _summed_into(n, row)
     return count
 
 
@@ -259,30 +266,55 @@ def rms_norm_backward(args: tuple, kwargs: dict, out: object) -> int:
 
 
 def max_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``(grad, self, ..., indices)``: each output gradient is added at its argmax: ``G`` adds
-    (overlapping windows accumulate)."""
+    """``(grad, self, ..., indices)`` of the kernels whose windows always hold a tap (adaptive,
+    fractional): each output gradient is added at its argmax: ``G`` adds (overlapping windows
+    accumulate)."""
     return _grad(args)
 
 
+def max_pool_indices_backward(rank: int) -> OperatorFormula:
+    """Factory: ``max_poolNd_with_indices_backward(grad, self, kernel_size, stride, padding, dilation,
+    ceil_mode, indices)``: one add per gradient of a window with an in-bound tap; a dilated window
+    lying wholly on padding has no argmax and its gradient is dropped (truth.md §6)."""
+
+    def formula(args: tuple, kwargs: dict, out: object) -> int:
+        geometry = (args[2], arg(args, kwargs, 3, "stride"), arg(args, kwargs, 4, "padding", 0))
+        dilation = arg(args, kwargs, 5, "dilation", 1)
+        return clamped_windows(args[1].shape, args[0].shape, rank, *geometry, dilation).nonempty
+
+    return formula
+
+
 def recomputed_max_pool_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``max_pool2d_backward(grad, self, kernel_size, ...)`` (no saved indices): each window's argmax
-    is found again (``K − 1`` comparisons) and its gradient added: ``G·K``."""
-    return _grad(args) * _kernel_volume(args[2], 2)
+    """``max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)`` (no saved
+    indices): each window's argmax is found again (``T − 1`` comparisons over its ``T`` in-bound taps)
+    and its gradient added: ``T`` per non-empty window, ``taps`` in all."""
+    geometry = (args[2], arg(args, kwargs, 3, "stride"), arg(args, kwargs, 4, "padding", 0))
+    return clamped_windows(
+        args[1].shape, args[0].shape, 2, *geometry, arg(args, kwargs, 5, "dilation", 1)
+    ).taps
 
 
-def _kernel_volume(kernel_size: object, rank: int) -> int:
-    if isinstance(kernel_size, int):
-        return kernel_size**rank
-    sizes = list(kernel_size)  # type: ignore[call-overload]
-    return sizes[0] ** rank if len(sizes) == 1 else math.prod(sizes)
+def mkldnn_max_pool_backward(rank: int) -> OperatorFormula:
+    """Factory: ``mkldnn_max_poolNd_backward(grad, output, input, kernel_size, stride, padding,
+    dilation, ceil_mode)``: one add per gradient of a window with an in-bound tap."""
+
+    def formula(args: tuple, kwargs: dict, out: object) -> int:
+        geometry = (args[3], arg(args, kwargs, 4, "stride"), arg(args, kwargs, 5, "padding", 0))
+        dilation = arg(args, kwargs, 6, "dilation", 1)
+        return clamped_windows(args[2].shape, args[0].shape, rank, *geometry, dilation).nonempty
+
+    return formula
 
 
 def avg_pool_backward(rank: int) -> OperatorFormula:
-    """Factory: ``(grad, self, kernel_size, ...)``: one divide per output gradient and ``K`` adds
-    into its window: ``G·(K + 1)``."""
+    """Factory: ``(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor)``:
+    one divide per output gradient and one add into each of its window's ``T`` in-bound taps:
+    ``G + taps`` (truth.md §6: taps on padding or past the input receive nothing)."""
 
     def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return _grad(args) * (_kernel_volume(args[2], rank) + 1)
+        geometry = (args[2], arg(args, kwargs, 3, "stride"), arg(args, kwargs, 4, "padding", 0))
+        return _grad(args) + clamped_windows(args[1].shape, args[0].shape, rank, *geometry).taps
 
     return formula
 
@@ -292,10 +324,7 @@ def adaptive_avg_pool_backward(rank: int) -> OperatorFormula:
     (the forward's ``visits = prod(leading)·Π (L + O − gcd(L, O))``): ``G + visits``."""
 
     def formula(args: tuple, kwargs: dict, out: object) -> int:
-        grad, inputs = args[0], args[1]
-        axes = zip(inputs.shape[-rank:], grad.shape[-rank:], strict=True)
-        visits = math.prod(inputs.shape[:-rank]) * math.prod(s + o - math.gcd(s, o) for s, o in axes)
-        return _grad(args) + visits
+        return _grad(args) + adaptive_visits(args[1].shape, args[0].shape, rank)
 
     return formula
 
@@ -371,13 +400,13 @@ BACKWARD_FORMULAS: dict[str, OperatorFormula] = {
     "cudnn_batch_norm_backward": backend_batch_norm_backward,
     "miopen_batch_norm_backward": backend_batch_norm_backward,
     "_fused_rms_norm_backward": rms_norm_backward,
-    "max_pool2d_with_indices_backward": max_pool_backward,
-    "max_pool3d_with_indices_backward": max_pool_backward,
+    "max_pool2d_with_indices_backward": max_pool_indices_backward(2),
+    "max_pool3d_with_indices_backward": max_pool_indices_backward(3),
     "max_pool2d_backward": recomputed_max_pool_backward,
     "fractional_max_pool2d_backward": max_pool_backward,
     "fractional_max_pool3d_backward": max_pool_backward,
-    "mkldnn_max_pool2d_backward": max_pool_backward,
-    "mkldnn_max_pool3d_backward": max_pool_backward,
+    "mkldnn_max_pool2d_backward": mkldnn_max_pool_backward(2),
+    "mkldnn_max_pool3d_backward": mkldnn_max_pool_backward(3),
     "mkldnn_adaptive_avg_pool2d_backward": adaptive_avg_pool_backward(2),
     "adaptive_max_pool2d_backward": max_pool_backward,
     "adaptive_max_pool3d_backward": max_pool_backward,

@@ -13,7 +13,7 @@ from typing import Any
 from torch import Tensor, nn
 
 from torchscan.formulas.native import LAYOUT_REASON, require_exact_native, require_native_forward
-from torchscan.formulas.pooling import adaptive_visits
+from torchscan.formulas.pool_windows import adaptive_visits
 from torchscan.formulas.registry import UnsupportedConfiguration, dmas, flops, macs, receptive_field
 from torchscan.formulas.tensors import call_tensors, require_dense
 
@@ -130,7 +130,7 @@ def _layout(module: Any, inp: Tensor, out: Tensor) -> tuple[int, int, int]:
         return (2 * k - 1) * n_out, k * n_out, (k + 1) * n_out
     if module.mode == "area":
         rank = inp.dim() - 2
-        visits = adaptive_visits(inp, out, rank)
+        visits = adaptive_visits(inp.shape, out.shape, rank)
         return visits, visits + n_out * (rank - 1), visits + n_out
     raise UnsupportedConfiguration(MODE_REASON)
 

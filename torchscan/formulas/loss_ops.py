@@ -77,12 +77,14 @@ def binary_cross_entropy_backward(args: tuple, kwargs: dict, out: object) -> int
 def binary_cross_entropy_with_logits(args: tuple, kwargs: dict, out: object) -> int:
     """``(self, target, weight, pos_weight, reduction)``: PyTorch's stable form
     ``(1 − t)·x + ℓ·(log(1 + exp(−|x|)) + max(−x, 0))``: ``1 − t``, ``·x``, abs, negate, exp,
-    ``log1p``, negate, max, two adds: ``10N``; ``pos_weight`` makes ``ℓ = (p − 1)·t + 1`` and its
-    product ``+4N``; a weight ``+N``; then the reduction."""
+    ``log1p``, negate, max, two adds: ``10N``; ``pos_weight`` makes ``ℓ = (p − 1)·t + 1``: ``p − 1`` on
+    ``pos_weight``'s own elements ``P`` (it broadcasts afterwards), ``·t``, ``+ 1`` and the product
+    ``3N``: ``+3N + P``; a weight ``+N``; then the reduction."""
     n = elements(args[0])
     weight = arg(args, kwargs, 2, "weight") is not None
-    positive = arg(args, kwargs, 3, "pos_weight") is not None
-    return (10 + 4 * positive + weight) * n + _reduced(n, arg(args, kwargs, 4, "reduction", _MEAN))
+    pos_weight = arg(args, kwargs, 3, "pos_weight")
+    positive = 0 if pos_weight is None else 3 * n + elements(pos_weight)
+    return (10 + weight) * n + positive + _reduced(n, arg(args, kwargs, 4, "reduction", _MEAN))
 
 
 def smooth_l1_loss(args: tuple, kwargs: dict, out: object) -> int:
@@ -130,10 +132,10 @@ def _margin_terms(args: tuple, kwargs: dict, weight_index: int) -> tuple[int, in
 def multi_margin_loss(args: tuple, kwargs: dict, out: object) -> int:
     """``(self[N, C], target, p, margin, weight, reduction)``: per sample, for each of the ``C − 1``
     other classes ``max(0, margin − x_y + x_c)`` 3, its square (``p = 2``) and weight 1 each; the
-    ``C − 2`` adds and the divide by ``C``: ``(C − 1)·(4 + extras)`` per sample; then the reduction
-    over samples."""
+    ``C − 2`` adds and the divide by ``C``: ``(C − 1)·(4 + extras)`` per sample (a single class still
+    divides its empty sum: 1); then the reduction over samples."""
     samples, classes, extras = _margin_terms(args, kwargs, 4)
-    per_sample = max(classes - 1, 0) * (4 + extras)
+    per_sample = max(classes - 1, 0) * (3 + extras) + max(classes - 2, 0) + 1
     return samples * per_sample + _reduced(samples, arg(args, kwargs, 5, "reduction", _MEAN))
 
 

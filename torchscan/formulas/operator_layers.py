@@ -24,6 +24,7 @@ from torchscan.formulas.operator_common import (
 )
 from torchscan.formulas.operator_registry import per_output as _per_output
 from torchscan.formulas.operator_registry import register as _register
+from torchscan.formulas.pool_windows import adaptive_visits, clamped_windows, kernel_volume
 
 # --- B.8: softmax family and normalization -------------------------------------------------------
 
@@ -151,35 +152,46 @@ softmax_formula, log_softmax_formula = _softmax, _log_softmax
 # --- B.8: pooling and interpolation --------------------------------------------------------------
 
 
-def _kernel_volume(kernel_size: int | list[int], rank: int) -> int:
-    """An int or a one-element list means ``k^rank``; otherwise the product (``[1, 2]`` is 2)."""
-    if isinstance(kernel_size, int):
-        return kernel_size**rank
-    return kernel_size[0] ** rank if len(kernel_size) == 1 else math.prod(kernel_size)
-
-
 def _max_pool(rank: int) -> OperatorFormula:
-    """Factory: ``out·(K − 1)`` comparisons on the values output."""
+    """Factory: ``max_poolNd(self, kernel_size, stride, padding, dilation, ceil_mode)`` (also the oneDNN
+    and quantized kernels' arguments): ``taps − windows``, ``T − 1`` comparisons per window of ``T``
+    in-bound taps (none for a window with no tap), on the values output (truth.md §6; the output's
+    shape already holds ``ceil_mode``)."""
 
     def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return elements(out) * (_kernel_volume(args[1], rank) - 1)
+        values = first_tensor(out)
+        assert values is not None
+        stride, padding = arg(args, kwargs, 2, "stride"), arg(args, kwargs, 3, "padding", 0)
+        dilation = arg(args, kwargs, 4, "dilation", 1)
+        windows = clamped_windows(args[0].shape, values.shape, rank, args[1], stride, padding, dilation)
+        return windows.taps - windows.nonempty
+
+    return formula
+
+
+def _fractional_max_pool(rank: int) -> OperatorFormula:
+    """Factory: ``(self, kernel_size, output_size, random_samples)``: ``out·(K − 1)``; fractional
+    windows are placed wholly inside the input (their random offsets only move them), so every one
+    has all ``K`` taps."""
+
+    def formula(args: tuple, kwargs: dict, out: object) -> int:
+        return elements(out) * (kernel_volume(args[1], rank) - 1)
 
     return formula
 
 
 def _avg_pool(rank: int) -> OperatorFormula:
-    """Factory: ``out·K`` (``K − 1`` adds and one divide per window)."""
+    """Factory: ``avg_poolNd(self, kernel_size, stride, padding, ...)``: ``taps``, ``T − 1`` adds and one
+    divide per window of ``T`` in-bound taps (truth.md §6; ``count_include_pad`` and
+    ``divisor_override`` change the divisor, not the work)."""
 
     def formula(args: tuple, kwargs: dict, out: object) -> int:
-        return elements(out) * _kernel_volume(args[1], rank)
+        values = first_tensor(out)
+        assert values is not None
+        stride, padding = arg(args, kwargs, 2, "stride"), arg(args, kwargs, 3, "padding", 0)
+        return clamped_windows(args[0].shape, values.shape, rank, args[1], stride, padding).taps
 
     return formula
-
-
-def _visits(inputs: torch.Tensor, output: torch.Tensor, rank: int) -> int:
-    """Values read by exact adaptive windows: ``prod(leading) · Π (L + O − gcd(L, O))`` (A.5.11)."""
-    axes = zip(inputs.shape[-rank:], output.shape[-rank:], strict=True)
-    return math.prod(inputs.shape[:-rank]) * math.prod(size + o - math.gcd(size, o) for size, o in axes)
 
 
 def _adaptive_max_pool(rank: int) -> OperatorFormula:
@@ -188,7 +200,7 @@ def _adaptive_max_pool(rank: int) -> OperatorFormula:
     def formula(args: tuple, kwargs: dict, out: object) -> int:
         values = first_tensor(out)
         assert values is not None
-        return _visits(args[0], values, rank) - elements(values)
+        return adaptive_visits(args[0].shape, values.shape, rank) - elements(values)
 
     return formula
 
@@ -199,16 +211,18 @@ def _adaptive_avg_pool(rank: int) -> OperatorFormula:
     def formula(args: tuple, kwargs: dict, out: object) -> int:
         values = first_tensor(out)
         assert values is not None
-        return _visits(args[0], values, rank)
+        return adaptive_visits(args[0].shape, values.shape, rank)
 
     return formula
 
 
 avg_pool_formula, adaptive_avg_pool_formula = _avg_pool, _adaptive_avg_pool
 # oneDNN's and the quantized engine's pooling kernels take the same arguments (a quantized result
-# counts 0: integer comparisons, B.7.1); fractional max pooling's random offsets move the windows only
-_register("mkldnn_max_pool2d", "quantized_max_pool2d", "fractional_max_pool2d")(_max_pool(2))
-_register("mkldnn_max_pool3d", "quantized_max_pool3d", "fractional_max_pool3d")(_max_pool(3))
+# counts 0: integer comparisons, B.7.1)
+_register("mkldnn_max_pool2d", "quantized_max_pool2d")(_max_pool(2))
+_register("mkldnn_max_pool3d", "quantized_max_pool3d")(_max_pool(3))
+_register("fractional_max_pool2d")(_fractional_max_pool(2))
+_register("fractional_max_pool3d")(_fractional_max_pool(3))
 _register("quantized_max_pool1d")(_max_pool(1))
 _register("mkldnn_adaptive_avg_pool2d")(_adaptive_avg_pool(2))
 for _rank in (2, 3):

@@ -1,8 +1,11 @@
-"""Pooling (formulas.md A.5.11): fixed max/average pooling and adaptive max/average pooling.
+"""Pooling (formulas.md A.5.11, truth.md §6): fixed max/average pooling and adaptive max/average pooling.
 
 ``rank`` comes from the module class, so batched and unbatched inputs count alike. Fixed pooling
-counts nominal dense windows (padded and ceil-mode positions included); adaptive pooling counts the
-exact overlapping floor/ceil windows.
+counts the taps the kernel executes: every window clamped to the input (padding, dilation and
+``ceil_mode`` positions past the input cost nothing, whatever ``count_include_pad`` says about the
+divisor; :mod:`~torchscan.formulas.pool_windows`). Adaptive pooling counts the exact overlapping
+floor/ceil windows. A window of ``T`` in-bound taps costs, for max pooling, ``T − 1`` comparisons
+(none for an empty window) and, for average pooling, ``T − 1`` adds and one divide.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 from torch import Tensor, nn
 
 from torchscan.formulas.native import require_native_forward
+from torchscan.formulas.pool_windows import Windows, adaptive_visits, clamped_windows
 from torchscan.formulas.registry import UnsupportedConfiguration, dmas, flops, macs, receptive_field
 from torchscan.formulas.tensors import call_tensors, first_axis, require_dense
 
@@ -32,23 +36,12 @@ def _rank(module: nn.Module, inp: Tensor, out: Tensor) -> int:
     return next(RANKS[cls] for cls in type(module).__mro__ if cls in RANKS)
 
 
-def kernel_volume(kernel_size: int | tuple[int, ...], rank: int) -> int:
-    """``K``: ``k^rank`` for an int or a one-element sequence, else the product of the sizes."""
-    if isinstance(kernel_size, int):
-        return kernel_size**rank
-    if len(kernel_size) == 1:
-        return kernel_size[0] ** rank
-    return math.prod(kernel_size)
-
-
-def adaptive_visits(inp: Tensor, out: Tensor, rank: int) -> int:
-    """Values read by all adaptive windows: ``prod(input.shape[:-rank]) · Π (L + O − gcd(L, O))``.
-
-    Output lengths come from the output tensor, so ``None`` entries of ``output_size`` need no special case.
-    """
-    lengths = zip(inp.shape[inp.dim() - rank :], out.shape[out.dim() - rank :], strict=True)
-    per_axis = math.prod(size + o - math.gcd(size, o) for size, o in lengths)
-    return math.prod(inp.shape[: inp.dim() - rank]) * per_axis
+def _windows(module: Any, inp: Tensor, out: Tensor) -> tuple[int, Windows]:
+    """``(rank, windows)``: the call's windows clamped to the input (truth.md §6)."""
+    rank = _rank(module, inp, out)
+    dilation = getattr(module, "dilation", 1)  # average pooling has none
+    geometry = (module.kernel_size, module.stride, module.padding, dilation)
+    return rank, clamped_windows(inp.shape, out.shape, rank, *geometry)
 
 
 def _indices(module: Any) -> int:
@@ -60,25 +53,28 @@ def _indices(module: Any) -> int:
 
 @flops.register(*MAX_POOL, *AVG_POOL)
 def pool_flops(module: Any, inputs: tuple[Any, ...], output: Any) -> int:
-    """Max ``Nout·(K − 1)`` comparisons; average ``Nout·K`` (``K − 1`` adds and one divide)."""
+    """Max ``taps − windows`` (``T − 1`` comparisons per non-empty window); average ``taps``
+    (``T − 1`` adds and one divide per window)."""
     inp, out = call_tensors(inputs, output)
-    k = kernel_volume(module.kernel_size, _rank(module, inp, out))
-    return out.numel() * (k - 1 if isinstance(module, tuple(MAX_POOL)) else k)
+    windows = _windows(module, inp, out)[1]
+    return windows.taps - windows.nonempty if isinstance(module, tuple(MAX_POOL)) else windows.taps
 
 
 @macs.register(*MAX_POOL, *AVG_POOL)
 def pool_macs(module: Any, inp: Tensor, out: Tensor) -> int:
-    """Max ``Nout·(K − 1)``; average ``Nout·(K − 1 + rank)``."""
-    rank = _rank(module, inp, out)
-    k = kernel_volume(module.kernel_size, rank)
-    return out.numel() * (k - 1 if isinstance(module, tuple(MAX_POOL)) else k - 1 + rank)
+    """Max ``taps − windows``; average ``taps + Nout·(rank − 1)`` (``T − 1 + rank`` per window)."""
+    rank, windows = _windows(module, inp, out)
+    if isinstance(module, tuple(MAX_POOL)):
+        return windows.taps - windows.nonempty
+    return windows.taps + out.numel() * (rank - 1)
 
 
 @dmas.register(*MAX_POOL, *AVG_POOL)
 def pool_dmas(module: Any, inp: Tensor, out: Tensor) -> int:
-    """Max ``Nout·(K + 1 + [return_indices])``; average ``Nout·(K + 1)``."""
-    k = kernel_volume(module.kernel_size, _rank(module, inp, out))
-    return out.numel() * (k + 1 + _indices(module))
+    """Max ``taps + Nout·(1 + [return_indices])``; average ``taps + Nout`` (every tap read, every
+    output written)."""
+    windows = _windows(module, inp, out)[1]
+    return windows.taps + out.numel() * (1 + _indices(module))
 
 
 @receptive_field.register(*MAX_POOL, *AVG_POOL)
@@ -99,7 +95,7 @@ def pool_rf(module: Any, inp: Tensor, out: Tensor) -> tuple[float, float, float]
 def adaptive_pool_flops(module: Any, inputs: tuple[Any, ...], output: Any) -> int:
     """Max ``visits − Nout`` comparisons; average ``visits`` (adds plus one divide per window)."""
     inp, out = call_tensors(inputs, output)
-    visits = adaptive_visits(inp, out, _rank(module, inp, out))
+    visits = adaptive_visits(inp.shape, out.shape, _rank(module, inp, out))
     return max(0, visits - out.numel()) if isinstance(module, tuple(ADAPTIVE_MAX)) else visits
 
 
@@ -107,7 +103,7 @@ def adaptive_pool_flops(module: Any, inputs: tuple[Any, ...], output: Any) -> in
 def adaptive_pool_macs(module: Any, inp: Tensor, out: Tensor) -> int:
     """Max ``visits − Nout``; average ``visits + Nout·(rank − 1)``."""
     rank = _rank(module, inp, out)
-    visits = adaptive_visits(inp, out, rank)
+    visits = adaptive_visits(inp.shape, out.shape, rank)
     if isinstance(module, tuple(ADAPTIVE_MAX)):
         return max(0, visits - out.numel())
     return visits + out.numel() * (rank - 1)
@@ -116,7 +112,7 @@ def adaptive_pool_macs(module: Any, inp: Tensor, out: Tensor) -> int:
 @dmas.register(*ADAPTIVE_MAX, *ADAPTIVE_AVG)
 def adaptive_pool_dmas(module: Any, inp: Tensor, out: Tensor) -> int:
     """Max ``visits + Nout·(1 + [return_indices])``; average ``visits + Nout``."""
-    visits = adaptive_visits(inp, out, _rank(module, inp, out))
+    visits = adaptive_visits(inp.shape, out.shape, _rank(module, inp, out))
     return visits + out.numel() * (1 + _indices(module))
 
 

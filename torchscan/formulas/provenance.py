@@ -10,7 +10,69 @@ imports torch or runs a formula.
 
 from __future__ import annotations
 
-CORRECTIONS: dict[str, str] = {}
+_POOL_FORWARD = (
+    "Counted every window at the full kernel volume K, taps on padding and past the input (ceil_mode) "
+    "included: AvgPool2d(640, ceil_mode=True) on 1x8x2x2 read 3,276,800 (max pooling 3,276,792). The "
+    "brute-force clamped-window reference showed the kernel executes only the in-bound taps (32, as "
+    "AvgPool2d(2)). Now counts each window's in-bound taps T: T - 1 comparisons (max) or T (average; "
+    "count_include_pad changes the divisor only), truth.md 6 / issue 39."
+)
+_POOL_BACKWARD = (
+    "Counted G·(K + 1) (average: a divide and K adds per gradient) or G·K (recomputed max) at the full "
+    "kernel volume, taps on padding and past the input included. The clamped-window reference showed "
+    "the gradient reaches only in-bound taps. Now counts G + taps (average) or taps (recomputed max), "
+    "truth.md 6 / issue 39."
+)
+_MAX_POOL_BACKWARD = (
+    "Counted one add per output gradient (G). The reference showed that a dilated window lying wholly "
+    "on padding has no argmax and PyTorch drops its gradient (MaxPool1d(2, padding=1, dilation=3) on "
+    "length 2: 0 adds, was 1). Now counts one add per window with an in-bound tap, truth.md 6."
+)
+_EMPTY_NORM_BACKWARD = (
+    "Counted the parameter-gradient reductions as N - P adds, negative on an empty input (LayerNorm(4) "
+    "on a (0, 4) batch: -8, and measure_flops raised ValueError). The element-wise reference showed an "
+    "empty reduction zero-fills its P sums and adds nothing. Now counts max(N - P, 0) per reduction."
+)
+
+CORRECTIONS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "aten.avg_pool1d", "aten.avg_pool2d", "aten.avg_pool3d", "aten.max_pool2d_with_indices",
+            "aten.max_pool3d_with_indices", "aten.mkldnn_max_pool2d", "aten.mkldnn_max_pool3d",
+            "aten.quantized_max_pool1d", "aten.quantized_max_pool2d", "aten.quantized_max_pool3d",
+        ),
+        _POOL_FORWARD,
+    ),
+    **dict.fromkeys(
+        ("aten.avg_pool2d_backward", "aten.avg_pool3d_backward", "aten.max_pool2d_backward"), _POOL_BACKWARD
+    ),
+    **dict.fromkeys(
+        (
+            "aten.max_pool2d_with_indices_backward", "aten.max_pool3d_with_indices_backward",
+            "aten.mkldnn_max_pool2d_backward", "aten.mkldnn_max_pool3d_backward",
+        ),
+        _MAX_POOL_BACKWARD,
+    ),
+    **dict.fromkeys(
+        (
+            "aten.native_layer_norm_backward", "aten.native_group_norm_backward",
+            "aten.native_batch_norm_backward", "aten.batch_norm_backward", "aten.cudnn_batch_norm_backward",
+            "aten.miopen_batch_norm_backward", "aten._fused_rms_norm_backward",
+            "aten.batch_norm_backward_reduce",
+        ),
+        _EMPTY_NORM_BACKWARD,
+    ),
+    "aten.binary_cross_entropy_with_logits": (
+        "Counted pos_weight's ell = (p - 1)·t + 1 and its product as 4N. The element-wise reference (and "
+        "the kernel's own operators) showed p - 1 runs on pos_weight's elements P before broadcasting "
+        "(a per-class (C,) weight on an (N, C) batch: C, not N·C). Now counts 3N + P."
+    ),
+    "aten.multi_margin_loss": (
+        "Counted (C - 1)·(4 + extras) per sample, 0 for a single class. The reference showed a "
+        "single-class sample still divides its empty sum by C (1 per sample). Now counts "
+        "(C - 1)·(3 + extras) + max(C - 2, 0) + 1, unchanged for C >= 2."
+    ),
+}  # fmt: skip
 """Operator packet name (``"aten.convolution_backward"``) -> one or two sentences: what the replaced
 formula counted, what the reference showed, what TorchScan counts now (and the upstream issue)."""
 

@@ -65,9 +65,11 @@ def batch_norm_backward_reduce(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, input, mean, invstd, weight, input_g, weight_g, bias_g)`` -> ``(sum_dy, sum_dy_xmu,
     grad_weight, grad_bias)``: ``Σ dy`` ``N − C``; ``Σ dy·(x − mean)`` subtract, multiply, add:
     ``3N − C``; ``grad_weight = sum_dy_xmu·invstd`` ``C`` when ``weight_g`` (``grad_bias`` is
-    ``sum_dy``): ``4N − 2C + [weight_g]·C``."""
+    ``sum_dy``): ``4N − 2C + [weight_g]·C``. An empty input sums nothing (its sums are zero-filled):
+    each ``N − C`` is at least 0."""
     n, channels = elements(args[1]), _channels(args[1])
-    return 4 * n - 2 * channels + channels * bool(arg(args, kwargs, 6, "weight_g", True))
+    sums = max(n - channels, 0)
+    return 2 * n + 2 * sums + channels * bool(arg(args, kwargs, 6, "weight_g", True))
 
 
 @register("batch_norm_backward_elemt")
