@@ -35,6 +35,12 @@ RNN = "pending: CPU RNN backward, aten.mkldnn_rnn_layer_backward (truth.md 3)"
 GROUPED_MM = "pending: aten._grouped_mm backward (truth.md 3)"
 INDEX_PUT = "pending: accumulating index_put with None indices, bias[:, idx] (truth.md 6)"
 FLOOR = "pending: rounded division on floating results (truth.md 3)"
+# torch 2.15 registers a products-only FlopCounterMode formula for the CPU flash attention kernel and
+# the library defers to it (partial); torch-versions.md 1 makes TorchScan's own formula win again.
+TORCH_215_ATTENTION = (
+    "pending on torch >= 2.15: TorchScan's CPU attention formula first (torch-versions.md 1)"
+)
+_TORCH = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
 
 
 def _call(module: nn.Module, x: torch.Tensor) -> zoo_reconcile.Call:
@@ -222,7 +228,11 @@ SUBSET: dict[str, dict[str, str]] = {
     "shufflenet_v2_x0_5": {"right": CONV, "lower_bound": CONV},
     "convmixer": {"right": CONV, "lower_bound": CONV, "complete": MEMO},
     "ghostnet": {"right": CONV, "lower_bound": CONV},
-    "fastvit": {"right": CONV, "lower_bound": CONV},
+    "fastvit": {
+        "right": CONV,
+        "lower_bound": CONV,
+        **({"complete": TORCH_215_ATTENTION} if _TORCH >= (2, 15) else {}),
+    },
     "xception": {"right": CONV, "lower_bound": CONV},
     "convnext-v2": {"right": CONV, "lower_bound": CONV},
     "levit": {"complete": INDEX_PUT},
