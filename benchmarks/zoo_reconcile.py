@@ -23,7 +23,10 @@ therefore measured by re-running each recorded call alone — the same module, t
 then its backward from a gradient of its output. Calls that agree on every shape and flag share one
 measurement. The whole step ties these back: its ``aten.convolution`` and
 ``aten.convolution_backward`` FLOPs must equal the sums over the recorded calls (no convolution ran
-outside a module call, and the isolated counts are the step's own).
+outside a module call, and the isolated counts are the step's own). A convolution whose weight a
+parametrization computes (weight norm, a fake quantiser) compares its convolution kernels only; a
+linear layer with a parametrized weight, or a subclass with its own ``forward``, is not reconciled
+and is named.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ count the same forward. Cases that fail only through a fix in progress elsewhere
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -303,3 +305,25 @@ def test_catalogue_adds_the_issue_architectures() -> None:
     assert sum(spec.issue == 32 for spec in truth) >= 15 and sum(spec.issue == 39 for spec in truth) >= 20
     names = {spec.name for spec in truth}
     assert set(truth_catalogue.BEFORE_AFTER) - {"efficientnet_b0"} <= names
+
+
+@pytest.mark.slow
+def test_zoo_cli_training_only(tmp_path: Path) -> None:
+    out = tmp_path / "zoo.json"
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "zoo.py"),
+        "--training-only",
+        "--only",
+        "gcn,moe-switch",
+    ]
+    completed = subprocess.run(
+        [*command, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    assert "- training right 2/2 (" in completed.stdout  # neither has a convolution: both reconcile
+    assert "complete 2/2, partial 0/2; lower-bound rule holds on 2/2" in completed.stdout
+    assert "#### Per model" not in completed.stdout  # the forward zoo did not run
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert [entry["name"] for entry in data["training"]] == ["gcn", "moe-switch"]
+    assert data["training_summary"]["right"] == 2 and data["models"] == []
