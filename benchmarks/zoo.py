@@ -62,7 +62,8 @@ def _number(result: dict[str, Any]) -> int | float | None:
     return result["value"] if result["status"] == "complete" else result["known_value"]
 
 
-def _figure(result: dict[str, Any]) -> dict[str, Any]:
+def metric_figure(result: dict[str, Any]) -> dict[str, Any]:
+    """A MetricResult's status and number (``value``, or the lower bound ``known_value`` when partial)."""
     return {"status": result["status"], "value": _number(result)}
 
 
@@ -195,9 +196,9 @@ def measure(spec: zoo_models.ZooSpec) -> dict[str, Any]:
         return entry
     totals = report["totals"]
     entry["parameters"] = _number(totals["parameters"])
-    entry.update({name: _figure(totals[name]) for name in COMPUTE})
-    entry["operator_flops_no_grad"] = _figure(eager["total"])
-    entry["operator_flops_inference_mode"] = _figure(inference["total"])
+    entry.update({name: metric_figure(totals[name]) for name in COMPUTE})
+    entry["operator_flops_no_grad"] = metric_figure(eager["total"])
+    entry["operator_flops_inference_mode"] = metric_figure(inference["total"])
     # families.md 1: value and status must be identical; by_operator may differ only where PyTorch
     # dispatches another kernel for the same math (aten.mm vs aten.bmm), listed apart.
     entry["operator_flops_identical"] = eager["total"] == inference["total"]

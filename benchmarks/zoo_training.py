@@ -48,10 +48,6 @@ def grouped(model: nn.Module) -> bool:
     return any(isinstance(m, nn.modules.conv._ConvNd) and m.groups > 1 for m in model.modules())
 
 
-def _figure(result: dict[str, Any]) -> dict[str, Any]:
-    return {"status": result["status"], "value": zoo._number(result)}
-
-
 def _flops(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], grad: bool) -> dict[str, Any]:
     with torch.set_grad_enabled(grad):
         return torchscan.measure_flops(lambda: model(*args, **kwargs))
@@ -62,7 +58,7 @@ def _crawl(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> d
         report = torchscan.crawl_module(model, args=args, kwargs=kwargs)
     except Exception as error:  # a crawl that raises is a finding: reported, never stops the zoo
         return {"error": f"{type(error).__name__}: {error}"[:200]}
-    figures = {name: _figure(report["totals"][name]) for name in zoo.COMPUTE}
+    figures = {name: zoo.metric_figure(report["totals"][name]) for name in zoo.COMPUTE}
     return {"figures": figures, "missing": zoo.missing_names(report["diagnostics"])}
 
 
@@ -96,12 +92,12 @@ def measure_training(
         model.eval()
         entry["crawl"] = _crawl(model, args, kwargs)
         no_grad, with_grad = _flops(model, args, kwargs, False), _flops(model, args, kwargs, True)
-        entry["forward_no_grad"] = _figure(no_grad["total"])
-        entry["forward_grad"] = _figure(with_grad["total"])
+        entry["forward_no_grad"] = zoo.metric_figure(no_grad["total"])
+        entry["forward_grad"] = zoo.metric_figure(with_grad["total"])
         entry["grad_modes_equal"] = no_grad["total"] == with_grad["total"]
         step, recorder = training_step(model, args, kwargs, loss or classification_loss)
-        entry["step"] = {"total": _figure(step["total"])}
-        entry["step"].update({phase: _figure(step["by_phase"][phase]) for phase in PHASES})
+        entry["step"] = {"total": zoo.metric_figure(step["total"])}
+        entry["step"].update({phase: zoo.metric_figure(step["by_phase"][phase]) for phase in PHASES})
         forward_missing = zoo.missing_names(no_grad["diagnostics"] + with_grad["diagnostics"])
         entry["uncounted"] = sorted(
             set(forward_missing["uncounted_operators"])
