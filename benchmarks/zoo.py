@@ -4,7 +4,10 @@ Usage: ``python benchmarks/zoo.py`` (every model; run it with torch 2.14.1 + tor
 ``/root/.cache/torchscan-ci/torch-2.14.1/bin/python``), ``--skip-large``, ``--only NAME[,NAME]``,
 ``--limit N``, ``--markdown FILE``, ``--json FILE``, ``--overhead REPEATS`` (also the issue #24 timing:
 full ``crawl_module`` and ``measure_flops`` ÷ a bare forward per model and the zoo medians, through
-``zoo_overhead.py``). One process; models are built one at a time and
+``zoo_overhead.py``), ``--training`` (also one training step per model of the training set — torchvision
+classifiers with grouped convolutions and the architectures of ``zoo_truth`` — reconciled per
+convolution and linear call, printing "training right N/M", through ``zoo_training.py``) and
+``--training-only`` (that section alone). One process; models are built one at a time and
 freed after use; CPU, ``torch.set_num_threads(1)``; random weights, no downloads.
 
 Per model: parameters; module FLOPs/MACs/DMAs (``crawl_module``, full mode) with status and value;
@@ -37,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch
 import zoo_models
 import zoo_overhead
+import zoo_training
+from zoo_truth import catalogue as truth_catalogue
 
 import torchscan
 
@@ -57,7 +62,8 @@ def _number(result: dict[str, Any]) -> int | float | None:
     return result["value"] if result["status"] == "complete" else result["known_value"]
 
 
-def _figure(result: dict[str, Any]) -> dict[str, Any]:
+def metric_figure(result: dict[str, Any]) -> dict[str, Any]:
+    """A MetricResult's status and number (``value``, or the lower bound ``known_value`` when partial)."""
     return {"status": result["status"], "value": _number(result)}
 
 
@@ -190,9 +196,9 @@ def measure(spec: zoo_models.ZooSpec) -> dict[str, Any]:
         return entry
     totals = report["totals"]
     entry["parameters"] = _number(totals["parameters"])
-    entry.update({name: _figure(totals[name]) for name in COMPUTE})
-    entry["operator_flops_no_grad"] = _figure(eager["total"])
-    entry["operator_flops_inference_mode"] = _figure(inference["total"])
+    entry.update({name: metric_figure(totals[name]) for name in COMPUTE})
+    entry["operator_flops_no_grad"] = metric_figure(eager["total"])
+    entry["operator_flops_inference_mode"] = metric_figure(inference["total"])
     # families.md 1: value and status must be identical; by_operator may differ only where PyTorch
     # dispatches another kernel for the same math (aten.mm vs aten.bmm), listed apart.
     entry["operator_flops_identical"] = eager["total"] == inference["total"]
@@ -489,7 +495,15 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         help="also time full crawl_module and measure_flops against a bare forward per model "
         "(zoo_overhead.py, REPEATS interleaved rounds) and report the zoo medians (issue #24 targets)",
     )
+    parser.add_argument(
+        "--training",
+        action="store_true",
+        help="also run one training step per model of the training set and reconcile every "
+        "conv/linear call (zoo_training.py); prints 'training right N/M'",
+    )
+    parser.add_argument("--training-only", action="store_true", help="the training section alone")
     options = parser.parse_args(argv)
+    options.training = options.training or options.training_only
     if options.limit is not None and options.limit < 1:
         parser.error("--limit must be at least 1")
     if options.overhead is not None and options.overhead < 1:
@@ -520,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     entries = []
     timings = []
-    for spec in options.specs:
+    for spec in [] if options.training_only else options.specs:
         entry = measure(spec)
         gc.collect()  # the model is freed before the next one is built
         entries.append(entry)
@@ -536,11 +550,20 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n## Overhead against a bare forward (issue #24)\n\n" + zoo_overhead.markdown(
             timings, facts["overhead"]
         )
+    data: dict[str, Any] = {"models": entries, "summary": facts}
+    if options.training_only:
+        text = ""
+    if options.training:
+        cases, left_out = zoo_training.training_set(
+            [spec.name for spec in options.specs], truth_catalogue.by_name()
+        )
+        data["training"], data["training_summary"], section = zoo_training.run(cases, left_out)
+        text += ("\n" if text else "") + section
     print(text, end="")
     if options.markdown:
         options.markdown.write_text(text, encoding="utf-8")
     if options.json:
-        options.json.write_text(json.dumps({"models": entries, "summary": facts}, indent=1), encoding="utf-8")
+        options.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
     return 0
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 import zoo_families
+from zoo_truth import catalogue as truth_catalogue
 
 Built = tuple[torch.nn.Module, tuple[Any, ...], dict[str, Any]]
 
@@ -34,7 +35,7 @@ class ZooSpec:
     """One zoo entry: a unique name, its family and a builder run only when the model is measured."""
 
     name: str
-    family: str  # "torchvision" or "transformers"
+    family: str  # "torchvision", "transformers" or "paper-built" (zoo_truth)
     build: Callable[[], Built]
     large: bool = False
     group: str = "classification"  # the task or architecture family (issue #19 groups)
@@ -315,7 +316,8 @@ def catalogue() -> list[ZooSpec]:
 
     torchvision's classifiers (when installed), transformers' text/vision models, then the families
     of issue #19 (``zoo_families``): torchvision's detection, segmentation, video and optical-flow
-    builders, the other transformers families, and one ``generate()`` per decoder family.
+    builders, the other transformers families, and one ``generate()`` per decoder family; then the
+    architectures of issues #32 and #39, built from their papers' blocks (``zoo_truth``).
     """
     specs = [ZooSpec(name, "torchvision", _torchvision(name), name in LARGE) for name in torchvision_names()]
     specs += [ZooSpec(name, "transformers", build) for name, build in TRANSFORMERS]
@@ -333,4 +335,7 @@ def catalogue() -> list[ZooSpec]:
         ZooSpec(name, "transformers", build, group=group) for name, group, build in zoo_families.FAMILIES
     ]
     specs += [ZooSpec(name, "transformers", build, group="generate") for name, build in zoo_families.GENERATE]
+    specs += [
+        ZooSpec(spec.name, "paper-built", spec.build, group=spec.group) for spec in truth_catalogue.TRUTH
+    ]
     return specs
