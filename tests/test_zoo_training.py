@@ -30,7 +30,6 @@ try:
 finally:
     sys.path.remove(str(ROOT / "benchmarks"))
 
-CONV = "pending: convolution backward (weight gradient once per group, bias gradient uncounted; truth.md 1)"
 MEMO = "pending: module attributes of any type (crawl_module raises on padding='same'; truth.md 2)"
 COMPLEX = "pending: complex element-wise arithmetic and contractions (truth.md 3)"
 RNN = "pending: CPU RNN backward, aten.mkldnn_rnn_layer_backward (truth.md 3)"
@@ -118,7 +117,6 @@ def test_isolate_reconciles_a_parametrized_convolution_by_its_kernels() -> None:
     assert result.right
 
 
-@pytest.mark.xfail(strict=True, reason=CONV)
 def test_isolate_reconciles_a_depthwise_convolution() -> None:
     conv = nn.Conv2d(32, 32, 3, padding=1, groups=32, bias=False)
     result = zoo_reconcile.isolate(_call(conv, torch.randn(2, 32, 16, 16, requires_grad=True)))
@@ -126,7 +124,6 @@ def test_isolate_reconciles_a_depthwise_convolution() -> None:
     assert result.right
 
 
-@pytest.mark.xfail(strict=True, reason=CONV)
 def test_isolate_reconciles_a_convolution_bias() -> None:
     result = zoo_reconcile.isolate(_call(nn.Conv2d(3, 8, 3), torch.randn(2, 3, 8, 8)))
     assert result.backward == 31_680
@@ -226,20 +223,18 @@ def test_summary_counts_right_complete_and_partial() -> None:
 
 # model → {check: reason} for checks that fail today only through a pending fix
 SUBSET: dict[str, dict[str, str]] = {
-    "efficientnet_b0": {"right": CONV, "lower_bound": CONV},
-    "shufflenet_v2_x0_5": {"right": CONV, "lower_bound": CONV},
-    "convmixer": {"right": CONV, "lower_bound": CONV, "complete": MEMO},
-    "ghostnet": {"right": CONV, "lower_bound": CONV},
+    "efficientnet_b0": {},
+    "shufflenet_v2_x0_5": {},
+    "convmixer": {"complete": MEMO},
+    "ghostnet": {},
     "fastvit": {
-        "right": CONV,
-        "lower_bound": CONV,
         **({"complete": TORCH_215_ATTENTION} if _TORCH >= (2, 15) else {}),
     },
-    "xception": {"right": CONV, "lower_bound": CONV},
-    "convnext-v2": {"right": CONV, "lower_bound": CONV},
+    "xception": {},
+    "convnext-v2": {},
     "levit": {"complete": INDEX_PUT},
-    "xcit": {"right": CONV, "lower_bound": CONV, "complete": FLOOR},
-    "fno-1d": {"right": CONV, "complete": COMPLEX},
+    "xcit": {"complete": FLOOR},
+    "fno-1d": {"complete": COMPLEX},
     "lstm-lm": {"complete": RNN},
     "moe-grouped-mm": {"complete": GROUPED_MM},
     "moe-switch": {},

@@ -19,9 +19,9 @@ up the **reference count** of every layer from closed forms written here, per ph
 The rule: a ``complete`` phase (or total) equals the reference; a ``partial`` one's ``known_value``
 never exceeds it. Stacks whose every operator has a formula must be complete.
 
-Layers the lead's and other helpers' pending fixes change are drawn only in the ``pending`` tests,
-marked ``xfail(strict=True)``: grouped/depthwise convolutions and convolution biases (the
-convolution backward), and pooling windows that reach past the input.
+Two tests force one layer that a formula once got wrong into every stack: a grouped/depthwise or
+biased convolution (its weight gradient was counted once per group, its bias gradient not at all),
+and a pooling window that reaches past the input (it was counted as a full kernel).
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import pytest
 import torch
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
@@ -41,8 +40,6 @@ from torchscan.measure.flops import measure_flops
 PROPERTY = settings(
     max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
 )
-# The pending tests fail today by design: no shrinking, so the first counter-example ends them.
-PENDING = settings(PROPERTY, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 PHASES = ("forward", "backward", "optimizer", "recompute")
 
 
@@ -217,7 +214,7 @@ def add_layer_norm(ref: Reference) -> None:
 
 @st.composite
 def stacks(draw: st.DrawFn, pending: str | None = None) -> Reference:
-    """A random stack and its reference. ``pending`` forces one layer a pending fix changes."""
+    """A random stack and its reference. ``pending`` (``"conv"``, ``"pool"``) forces one such layer."""
     shape = (draw(st.integers(1, 2)), draw(st.integers(1, 4)), *[draw(st.sampled_from([4, 6, 8]))] * 2)
     ref = Reference(shape, shape)
     count = draw(st.integers(1, 4))
@@ -229,8 +226,10 @@ def stacks(draw: st.DrawFn, pending: str | None = None) -> Reference:
             bias = groups == 1 or draw(st.booleans())  # a plain convolution is pending through its bias
             add_conv(ref, groups * draw(st.integers(1, 2)), 3, 1, 1, groups, bias)
         elif index == pending_at and pending == "pool":
-            kernel = draw(st.integers(2, 4))
-            padding, stride = draw(st.integers(0, kernel // 2)), draw(st.integers(1, 3))
+            kernel, size = draw(st.integers(2, 4)), ref.shape[2]
+            # PyTorch needs the padded input to hold one window: padding ≥ ⌈(kernel − size)/2⌉
+            least = max(0, -(-(kernel - size) // 2))
+            padding, stride = draw(st.integers(least, kernel // 2)), draw(st.integers(1, 3))
             add_pool(ref, draw(st.sampled_from(["max", "avg"])), kernel, stride, padding, ceil=True)
         else:
             _settled_layer(draw, ref)
@@ -299,19 +298,13 @@ def test_lower_bound_on_random_stacks(ref: Reference) -> None:
     check_lower_bound(ref)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pending: convolution backward (weight gradient counted once per group, bias gradient "
-    "uncounted; truth.md 1, the lead's fix)",
-)
-@PENDING
+@PROPERTY
 @given(stacks("conv"))
 def test_lower_bound_with_grouped_and_biased_convolutions(ref: Reference) -> None:
     check_lower_bound(ref)
 
 
-@pytest.mark.xfail(strict=True, reason="pending: pooling windows past the input (truth.md 6)")
-@PENDING
+@PROPERTY
 @given(stacks("pool"))
 def test_lower_bound_with_pooling_windows_past_the_input(ref: Reference) -> None:
     check_lower_bound(ref)
