@@ -166,3 +166,13 @@ def test_every_report_on_an_untested_torch_says_so(monkeypatch: pytest.MonkeyPat
     assert reports["flops"]["total"]["status"] == "complete"
     assert reports["analysis"]["totals"]["module_flops"]["status"] == "complete"
     assert reports["workload"]["context"]["profile_status"] == "complete"
+
+
+def test_a_formula_returning_a_negative_count_is_a_gap_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    from torchscan.formulas import operator_registry
+
+    monkeypatch.setitem(operator_registry.SUPPLEMENTAL_FORMULAS, "aten.sin", lambda args, kwargs, out: -3)
+    report = torchscan.measure_flops(lambda: torch.sin(torch.ones(4)))
+    assert report["total"]["status"] == "partial" and report["total"]["known_value"] == 0
+    (entry,) = report["diagnostics"]
+    assert entry["code"] == "unsupported_operator_formula" and "negative" in entry["message"]

@@ -69,6 +69,7 @@ LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
 )
 COMPLEX_REASON = "Native shape formula does not account for real operations inside complex arithmetic."
+NEGATIVE_REASON = "TorchScan's formula gave a negative count for this call (a formula defect); it is not counted."
 
 
 class FrameTally(Protocol):
@@ -236,6 +237,9 @@ class OperatorObserver(TorchDispatchMode):
             flops = int(formula(args, kwargs, out))
         except operators.UnsupportedOperatorFormula as error:
             self.unsupported.setdefault(name, str(error))
+            return 0, False, False
+        if flops < 0:  # a formula defect must surface as a gap, never as an exception after the workload
+            self.unsupported.setdefault(name, NEGATIVE_REASON)
             return 0, False, False
         if not self._add(name, flops):
             return 0, False, False
