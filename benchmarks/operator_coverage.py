@@ -1,16 +1,23 @@
 """The operator coverage table: how TorchScan counts every ``aten`` and ``torchvision`` overload.
 
-Usage: ``python benchmarks/operator_coverage.py [--markdown FILE]`` (run it with the environment whose
-torch/torchvision the table describes; ``docs/operator-coverage.md`` is made with torch 2.14.1 +
-torchvision 0.29.1). Prints the Markdown and the share classified on stderr.
+Usage: ``python benchmarks/operator_coverage.py [--markdown FILE] [--sources FILE]`` (run it with the
+environment whose torch/torchvision the table describes; ``docs/operator-coverage.md`` is made with
+torch 2.14.1 + torchvision 0.29.1). Prints the Markdown and the share classified on stderr.
+
+``--sources benchmarks/data/formula_sources.json`` records, for the running torch, which formula
+counts each operator PyTorch's ``FlopCounterMode`` has a formula for (torch-versions.md 1): run it
+once under every tested torch; the Markdown's "Formula source by torch" table reads that file, and a
+test on each tested torch checks its own entry against the running classification.
 
 Every overload registered with PyTorch's dispatcher under the ``aten`` and ``torchvision`` namespaces
 is classified by :func:`torchscan.analysis.operator_resolution.classify_overload` — the decision
 ``resolve`` makes (and the operator observer caches) on the first call of an overload, so the table
 cannot drift from counting:
 
-- ``formula``: a native ``FlopCounterMode`` formula, a supplemental ``torchscan_flops_v1`` formula, or
-  the pointwise fallback (real-models.md 2.2), shown apart as ``formula (pointwise fallback)``;
+- ``formula``: one of TorchScan's own ``torchscan_flops_v1`` formulas (reference-checked), an
+  inherited ``FlopCounterMode`` formula (only for an operator TorchScan never classified: none on the
+  tested torches), or the pointwise fallback (real-models.md 2.2), shown apart as
+  ``formula (pointwise fallback)``;
 - ``ignored``: zero FLOPs by a stated rule, with its reason (formulas.md B.6, real-models.md 2.1);
 - ``decomposed``: a ``CompositeImplicitAutograd`` overload, counted through its parts;
 - ``communication``: a collective, tallied as bytes (distributed.md 3), never FLOPs;
@@ -25,6 +32,7 @@ counted, not that every call of it is complete.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -35,11 +43,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's l
 import torch
 
 from torchscan.analysis import operator_resolution as resolution
+from torchscan.formulas import attention_kernels, provenance
+from torchscan.runtime import torch_versions
+
+SOURCES = Path(__file__).resolve().parent / "data" / "formula_sources.json"
+TORCHSCAN, CHECKED, UNCHECKED = "TorchScan", "inherited, checked", "inherited, not checked"
 
 NAMESPACES = ("aten", "torchvision")
 CLASSES = ("formula", "formula (pointwise fallback)", "ignored", "decomposed", "communication", "uncounted")
 _KIND_CLASS = {  # classify_overload's kinds -> the table's classes
-    "native": "formula",
+    "inherited": "formula",
     "supplemental": "formula",
     "custom": "formula",
     "pointwise": "formula (pointwise fallback)",
@@ -93,6 +106,91 @@ def table(namespaces: tuple[str, ...] = NAMESPACES) -> list[tuple[str, str, str 
     return [(str(func), *classify(func, native)) for func in overloads(namespaces)]
 
 
+def formula_sources() -> dict[str, str]:
+    """Which formula counts each operator the running torch's ``FlopCounterMode`` has one for.
+
+    ``TorchScan`` (its own formula, classification or higher-order operator rule wins), ``inherited,
+    checked`` (PyTorch's, listed in ``provenance.CHECKED_INHERITED`` for this torch) or ``inherited,
+    not checked`` (PyTorch's: left out of totals with ``unverified_inherited_formula``). An operator
+    packet is inherited when any of its overloads is.
+    """
+    native = resolution.native_registry()
+    sources = {}
+    for packet in native:
+        if not isinstance(packet, torch._ops.OpOverloadPacket):  # a higher-order operator: the observer's
+            sources[str(packet.name())] = TORCHSCAN
+            continue
+        name = str(packet)
+        kinds = {
+            resolution.classify_overload(getattr(packet, o), native_formulas=native)[0]
+            for o in packet.overloads()
+        }
+        if "inherited" not in kinds:
+            sources[name] = TORCHSCAN
+        elif resolution.inherited_verified(name, native[packet]):
+            sources[name] = CHECKED
+        else:
+            sources[name] = UNCHECKED
+    return dict(sorted(sources.items()))
+
+
+def record_sources(path: Path = SOURCES) -> dict[str, dict[str, str]]:
+    """Write the running torch's :func:`formula_sources` into ``path`` under its release, keeping the
+    other releases' entries; returns the whole file's content."""
+    recorded = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    recorded[torch_versions.installed_release()] = formula_sources()
+    recorded = dict(sorted(recorded.items(), key=lambda item: torch_versions.release(item[0])))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(recorded, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    return recorded
+
+
+def sources_markdown(recorded: dict[str, dict[str, str]]) -> list[str]:
+    """The "Formula source by torch" and "Corrections" sections (torch-versions.md 1, truth.md 1)."""
+    releases = list(recorded)
+    operators = sorted({name for sources in recorded.values() for name in sources})
+    lines = [
+        "## Formula source by torch",
+        "",
+        "Every operator PyTorch's `FlopCounterMode` has a formula for on a tested torch, and which formula "
+        "TorchScan counts it with there (torch-versions.md 1; recorded by `--sources` under each tested "
+        "torch, checked by a test on each). `TorchScan`: its own reference-checked formula, whatever "
+        "FlopCounterMode registers; `inherited, checked`: PyTorch's, checked by the reference suite on "
+        "that torch; `—`: FlopCounterMode has no formula for it on that torch (TorchScan still counts it).",
+        "",
+        "| operator | " + " | ".join(f"torch {release}" for release in releases) + " |",
+        "| --- | " + " | ".join("---" for _ in releases) + " |",
+    ]
+    for name in operators:
+        lines.append(
+            f"| `{name}` | " + " | ".join(recorded[release].get(name, "—") for release in releases) + " |"
+        )
+    lines += [
+        "",
+        "## Corrections",
+        "",
+        "Formulas the reference suite (`tests/formulas/reference/`) found wrong — inherited ones TorchScan "
+        "overrides and its own earlier ones — with what changed (`torchscan/formulas/provenance.py`).",
+        "",
+        "| operator | what the reference showed |",
+        "| --- | --- |",
+    ]
+    lines += [f"| `{name}` | {text} |" for name, text in sorted(provenance.CORRECTIONS.items())]
+    lines += [
+        "",
+        "## Fused attention: which kernels skip masked pairs",
+        "",
+        "attention-and-scaling.md 1: a kernel that skips masked work counts only the (query, key) pairs "
+        "its mask keeps; one that computes every score counts every pair. Each backward counts the pairs "
+        "its forward kept.",
+        "",
+        "| kernel | masks |",
+        "| --- | --- |",
+    ]
+    lines += [f"| `aten.{name}` | {text} |" for name, text in attention_kernels.MASKING.items()]
+    return lines
+
+
 def share_classified(rows: list[tuple[str, str, str | None]], namespace: str = "aten") -> float:
     """The share of a namespace's overloads that are not ``uncounted``."""
     mine = [row for row in rows if row[0].startswith(namespace + ".")]
@@ -114,9 +212,11 @@ def markdown(rows: list[tuple[str, str, str | None]]) -> str:
         f"torch {torch.__version__} and torchvision {vision}; do not edit by hand. Each overload is "
         "classified by `torchscan.analysis.operator_resolution.classify_overload`, the decision "
         "`resolve` makes for real counting on the first call of that overload (families.md 1). "
-        "`formula` covers PyTorch's "
-        "native formulas and TorchScan's supplemental `torchscan_flops_v1` ones; the pointwise fallback "
-        "(one FLOP per output element of a `torch.Tag.pointwise` overload) is shown apart.",
+        "`formula` covers TorchScan's "
+        "own `torchscan_flops_v1` formulas and, for an operator TorchScan never classified, PyTorch's "
+        'inherited `FlopCounterMode` formula (none on the tested torches: see "Formula source by '
+        'torch"); the pointwise fallback (one FLOP per output element of a `torch.Tag.pointwise` '
+        "overload) is shown apart.",
         "",
         "## Counts",
         "",
@@ -145,6 +245,8 @@ def markdown(rows: list[tuple[str, str, str | None]]) -> str:
         "torch/torchvision is not listed, and the shares are not a measure of how much of a model's work is "
         "counted: the zoo (`benchmarks/zoo.py`) measures that on real models.",
     ]
+    if SOURCES.exists():
+        lines += ["", *sources_markdown(json.loads(SOURCES.read_text(encoding="utf-8")))]
     reasons = Counter(row[2] for row in rows if row[1] == "ignored")
     lines += ["", "## Ignored, by reason", "", "| reason | overloads |", "| --- | ---: |"]
     lines += [
@@ -161,7 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--markdown", type=Path, help="also write the Markdown to this file")
+    parser.add_argument(
+        "--sources", type=Path, help="record the running torch's formula sources in this JSON file first"
+    )
     options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if options.sources:
+        record_sources(options.sources)
     rows = table()
     text = markdown(rows)
     print(text, end="")

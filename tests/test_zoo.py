@@ -361,3 +361,17 @@ def test_zoo_cli_rejects_unknown_names() -> None:
     )
     assert completed.returncode == 2
     assert "unknown zoo names: no-such-model" in completed.stderr
+
+
+def test_recorded_formula_sources_match_the_running_torch() -> None:
+    """docs/operator-coverage.md's "Formula source by torch" reads benchmarks/data/formula_sources.json;
+    on each tested torch (every CI environment) the running classification must equal its entry."""
+    from torchscan.runtime import torch_versions
+
+    recorded = json.loads(operator_coverage.SOURCES.read_text(encoding="utf-8"))
+    assert list(recorded) == list(torch_versions.TESTED_TORCH_VERSIONS)
+    release = torch_versions.installed_release()
+    if release not in recorded:
+        pytest.skip(f"torch {release} is not a tested release")
+    assert operator_coverage.formula_sources() == recorded[release]
+    assert set(recorded[release].values()) == {operator_coverage.TORCHSCAN}  # nothing inherited

@@ -69,7 +69,9 @@ LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
 )
 COMPLEX_REASON = "Native shape formula does not account for real operations inside complex arithmetic."
-NEGATIVE_REASON = "TorchScan's formula gave a negative count for this call (a formula defect); it is not counted."
+NEGATIVE_REASON = (
+    "TorchScan's formula gave a negative count for this call (a formula defect); it is not counted."
+)
 
 
 class FrameTally(Protocol):

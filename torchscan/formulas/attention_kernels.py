@@ -356,3 +356,20 @@ ATTENTION_KERNELS = {
     "_efficient_attention_backward": low_efficient_backward,
 }
 """Bare aten name -> formula (registered with the floating-result dtype rule)."""
+
+_TOP_LEFT = "skips masked pairs: is_causal keeps j ≤ i (top-left)"
+_SDPA_BIAS = "; an attn_bias tensor: every pair, plus its add"
+MASKING: dict[str, str] = {
+    "_scaled_dot_product_flash_attention_for_cpu": _TOP_LEFT
+    + "; an attn_mask tensor: every pair, plus its add",
+    "_scaled_dot_product_flash_attention": _TOP_LEFT,
+    "_scaled_dot_product_efficient_attention": _TOP_LEFT + _SDPA_BIAS,
+    "_scaled_dot_product_cudnn_attention": _TOP_LEFT + _SDPA_BIAS,
+    "_flash_attention_forward": "skips masked pairs: is_causal keeps j ≤ i + Lk − Lq (bottom-right), and a "
+    "sliding window (window_size_left/right) its band; variable-length sequences summed",
+    "_efficient_attention_forward": "skips masked pairs: custom_mask_type 1 top-left, 2 bottom-right "
+    "(causal_lower_right), window_size a band behind the diagonal; a bias tensor: its add per pair",
+    "_scaled_dot_product_attention_math": "does not skip: the math path is decomposed, every score is "
+    "computed and then masked (each part counted as itself)",
+}
+"""Forward kernel -> how it treats masks, for the coverage table (backwards follow their forwards)."""
