@@ -124,3 +124,26 @@ def test_zoo_memo_check_finds_every_report_unchanged() -> None:
     assert "squeezenet1_1: same" in completed.stdout
     assert "resnet18: same" in completed.stdout
     assert "models checked: 2; same: 2; different: []" in completed.stdout
+
+
+def test_zoo_versions_dumps_and_compares(tmp_path: Path) -> None:
+    """``benchmarks/zoo_versions.py``: a dump of two small paper-built models (forward and training
+    step), then a comparison of the dump with itself and with an edited copy naming the operator."""
+    import json
+
+    dump = tmp_path / "zoo.json"
+    run_script("zoo_versions.py", "--dump", str(dump), "--only", "gcn,mobilenet-v1", timeout=600)
+    data = json.loads(dump.read_text(encoding="utf-8"))
+    assert set(data["models"]) == {"gcn", "mobilenet-v1"}
+    assert set(data["models"]["gcn"]) == {"forward", "training"}
+    same = run_script("zoo_versions.py", "--compare", str(dump), str(dump), timeout=120).stdout
+    assert "identical operator FLOPs and statuses: 2 model(s)" in same
+    operator = next(iter(data["models"]["gcn"]["forward"]["by_operator"]))
+    data["models"]["gcn"]["forward"]["by_operator"][operator] += 1
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data), encoding="utf-8")
+    changed = run_script("zoo_versions.py", "--compare", str(dump), str(edited), timeout=120).stdout
+    assert (
+        f"  forward: {operator} " in changed
+        and "identical operator FLOPs and statuses: 1 model(s)" in changed
+    )
