@@ -24,7 +24,7 @@ from torchscan.report.scaling_schema import (
     PolynomialFit,
 )
 from torchscan.report.schema import Diagnostic
-from torchscan.runtime.arguments import ArgumentTypeError
+from torchscan.runtime.arguments import ArgumentTypeError, check_names
 
 MIN_SIZES = 2  # an exponent needs two sizes; an exact polynomial of degree d needs d + 2
 MAX_AXIS_NAME = 60
@@ -85,22 +85,12 @@ def check_sizes(sizes: object) -> dict[str, list[int]]:
 
 def check_metrics(metrics: object) -> list[str]:
     """The requested metrics in report order; ``TypeError``/``ValueError`` for anything else."""
-    allowed = ", ".join(METRICS)
-    if isinstance(metrics, str | bytes) or not isinstance(metrics, Sequence):
-        raise ArgumentTypeError(
-            f"metrics must be a sequence of metric names (allowed: {allowed}), got {type(metrics).__name__}"
-        )
-    if not all(isinstance(name, str) for name in metrics):
-        raise ArgumentTypeError(f"metrics must contain only str names (allowed: {allowed})")
-    unknown = [name for name in metrics if name not in METRICS]
-    if unknown:
-        shown = ", ".join(repr(name[:60]) for name in unknown)
-        raise ValueError(f"metrics has unknown names {shown}; allowed: {allowed}")
-    if not metrics:
-        raise ValueError(f"metrics is empty; allowed: {allowed}")
-    if len(set(metrics)) != len(metrics):
+    names = check_names("metrics", metrics, METRICS)
+    if not names:
+        raise ValueError(f"metrics is empty; allowed: {', '.join(METRICS)}")
+    if len(set(names)) != len(names):
         raise ValueError("metrics names a metric twice")
-    return [name for name in METRICS if name in metrics]
+    return [name for name in METRICS if name in names]
 
 
 def grid(axes: Mapping[str, Sequence[int]]) -> list[dict[str, int]]:

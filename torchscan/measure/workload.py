@@ -31,7 +31,7 @@ from torchscan.report.schema import (
     ProfileStatus,
     metric_result,
 )
-from torchscan.runtime.arguments import ArgumentTypeError, check_bool
+from torchscan.runtime.arguments import check_bool, check_names
 from torchscan.runtime.device import Device, resolve_device
 from torchscan.runtime.torch_versions import untested_torch_diagnostics
 from torchscan.views.text import human
@@ -249,20 +249,7 @@ def _measure_flops(workload: Callable[[], Any]) -> Any:
 
 
 def _validate_metrics(metrics: object) -> set[str]:
-    allowed = ", ".join(METRICS)
-    if isinstance(metrics, str | bytes) or not isinstance(metrics, Sequence):
-        raise ArgumentTypeError(
-            f"metrics must be a sequence of metric names (allowed: {allowed}), got {type(metrics).__name__}"
-        )
-    if not all(isinstance(name, str) for name in metrics):
-        raise ArgumentTypeError(f"metrics must contain only str names (allowed: {allowed})")
-    unknown = [name for name in metrics if name not in METRICS]
-    if unknown:
-        # Each name cut to 60 characters and repr'd: the message never carries raw control
-        # characters or an unbounded caller string.
-        shown = ", ".join(repr(name[:60]) for name in unknown)
-        raise ValueError(f"metrics has unknown names {shown}; allowed: {allowed}")
-    return set(metrics)
+    return set(check_names("metrics", metrics, METRICS))
 
 
 def _profile_status(requested: bool, profiled: Any) -> ProfileStatus:

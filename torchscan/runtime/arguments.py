@@ -9,6 +9,7 @@ classes below inherit from both sides, so code written against either contract k
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 
 class ArgumentTypeError(TypeError, ValueError):
@@ -71,3 +72,24 @@ def check_output_path(name: str, path: object) -> str:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"{name} folder is not writable: {parent}")
     return text
+
+
+def check_names(name: str, values: object, allowed: Sequence[str]) -> list[str]:
+    """Return ``values`` as a list if it is a sequence (not a string) of names from ``allowed``.
+
+    ``TypeError`` for another type or a non-``str`` item, ``ValueError`` naming the unknown names and
+    the allowed ones. Each unknown name is cut to 60 characters and ``repr``'d: the message never
+    carries raw control characters or an unbounded caller string.
+    """
+    choices = ", ".join(allowed)
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise ArgumentTypeError(
+            f"{name} must be a sequence of metric names (allowed: {choices}), got {type(values).__name__}"
+        )
+    if not all(isinstance(item, str) for item in values):
+        raise ArgumentTypeError(f"{name} must contain only str names (allowed: {choices})")
+    unknown = [item for item in values if item not in allowed]
+    if unknown:
+        shown = ", ".join(repr(item[:60]) for item in unknown)
+        raise ValueError(f"{name} has unknown names {shown}; allowed: {choices}")
+    return list(values)
