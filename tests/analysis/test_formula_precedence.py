@@ -176,3 +176,19 @@ def test_a_formula_returning_a_negative_count_is_a_gap_not_a_crash(monkeypatch: 
     assert report["total"]["status"] == "partial" and report["total"]["known_value"] == 0
     (entry,) = report["diagnostics"]
     assert entry["code"] == "unsupported_operator_formula" and "negative" in entry["message"]
+
+
+def test_a_tiny_gpt2_is_complete_with_the_same_attention_count_on_every_torch() -> None:
+    """Issue #38: on torch 2.15 a transformers GPT-2 turned partial through FlopCounterMode's weaker CPU
+    attention formula. On every tested torch it is complete, its attention counted by TorchScan's
+    formula: per layer, causal over 8 tokens keeps 8·9/2 = 36 pairs per head, 72 for 2 heads over
+    16 rows, head size 16: ``2·72·(16 + 16) + 72 + (5·72 − 2·16) = 5,008``; two layers 10,016."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100, n_positions=64)
+    model = transformers.GPT2Model(config).eval()
+    ids = torch.randint(0, 100, (1, 8), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        report = torchscan.measure_flops(lambda: model(ids))
+    assert report["total"]["status"] == "complete", report["diagnostics"]
+    assert report["by_operator"]["aten._scaled_dot_product_flash_attention_for_cpu"] == 10_016
