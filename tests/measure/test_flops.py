@@ -200,7 +200,10 @@ ONES = torch.ones(2, 3)
         (lambda: ONES.sum(dim=(0, 1), dtype=torch.int64), "complete", 0),
         (lambda: ONES.sum(dim=(0, 1), dtype=torch.complex64), "partial", 0),
         (lambda: ONES.mean(dim=(0, 1), dtype=torch.complex64), "partial", 0),
-        (lambda: (ONES / 2, torch.div(ONES, 2, rounding_mode="floor")), "partial", 6),
+        # truth.md 3 supersedes C20's rounding example: integer result 0, true division 3 -> complete 3;
+        # floating inputs: 6 + 2·6 (divide, round) -> complete 18
+        (lambda: (INTS / 2, torch.div(INTS, 2, rounding_mode="floor")), "complete", 3),
+        (lambda: (ONES / 2, torch.div(ONES, 2, rounding_mode="floor")), "complete", 18),
     ],
 )
 def test_c20_integer_and_reduction_dtypes(workload, status, known):
@@ -221,8 +224,11 @@ def test_c21_complex_values():
     left = torch.ones(1, 2, dtype=torch.complex64)
     right = torch.ones(2, 1, dtype=torch.complex64)
     report = measure_flops(lambda: (left @ right, left + left))
-    assert report["total"]["status"] == "partial" and report["total"]["known_value"] == 4
-    assert codes(report) == {"incomplete_operator_formula", "unsupported_operator_formula"}
+    # truth.md 3: the complex add counts 2 per output element (2·2 = 4) and is no longer unsupported;
+    # the complex mm's count and status belong to the matmul formulas (still incomplete here)
+    assert report["by_operator"]["aten.add"] == 4
+    assert "unsupported_operator_formula" not in codes(report)
+    assert all(d["operator"] != "aten.add" for d in report["diagnostics"])
 
 
 def test_c22_sparse_and_nested_layouts():

@@ -33,9 +33,7 @@ from torchscan.formulas.operator_common import (
     floating_result,
     involves_floating,
     reduction_dtype,
-    rounded_division,
     tensor_operands,
-    true_division,
 )
 from torchscan.formulas.operator_registry import (
     SUPPLEMENTAL_FORMULAS,
@@ -268,9 +266,9 @@ def ignored_reason(packet_name: str) -> str | None:
 
 _OUTPUT_COSTS: dict[int, tuple[str, ...]] = {
     1: (
-        "mul", "neg", "relu", "abs", "sin", "cos", "log", "reciprocal", "where", "clamp_min",
-        "clamp_max", "maximum", "minimum", "exp", "sqrt", "rsqrt", "pow", "float_power", "ceil",
-        "floor", "round", "trunc", "frac", "sign", "sgn",
+        "relu", "sin", "cos", "log", "reciprocal", "where", "clamp_min", "clamp_max", "maximum",
+        "minimum", "exp", "sqrt", "rsqrt", "pow", "float_power", "ceil", "floor", "round", "trunc",
+        "frac", "sign",
     ),
     3: ("lerp",),  # difference, product, add per output element
     4: ("sigmoid",),
@@ -291,17 +289,9 @@ for _cost, _names in _INPUT_COSTS.items():
     _register(*_names)(_per_input(_cost))
 # comparisons produce booleans: their floating inputs decide (B.8 keeps their rows)
 _register("eq", "ne", "ge", "gt", "le", "lt", rule=involves_floating)(_per_output(1))
-_register("div", rule=true_division)(_per_output(1))
-_register("floor_divide", rule=rounded_division)(_per_output(1))  # integer: 0; floating: B.7.3
 _register("masked_fill", rule=filled_tensor)(_per_output(1))
 # in-place right shift: untagged, unlike __rshift__ (pointwise); integer shifts count 0 (B.7.1)
 _register("__irshift__")(_per_output(1))
-
-
-@_register("add", "sub", "rsub")
-def _add_sub(args: tuple, kwargs: dict, out: object) -> int:
-    """``out · (1 + [alpha ≠ 1])``: the scaled operand costs one multiply per element."""
-    return elements(out) * (1 + (arg(args, kwargs, 2, "alpha", 1) != 1))
 
 
 @_register("addcmul", "addcdiv", rule=tensor_operands)
@@ -496,6 +486,7 @@ def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
 # register on import.
 from torchscan.formulas import (  # noqa: E402, F401
     antialias_ops,
+    arithmetic_ops,
     fused_ops,
     linalg_ops,
     operator_layers,
