@@ -337,20 +337,26 @@ def _rrelu(args: tuple, kwargs: dict, out: object) -> int:
 
 @_register("index_put", "_unsafe_index_put", "_index_put_impl")
 def _index_put(args: tuple, kwargs: dict, out: object) -> int:
-    """``accumulate=True``: one add per indexed position, ``prod(broadcast(index shapes)) · trailing``.
+    """``accumulate=True``: one add per written element, the elements of ``self[indices]``.
 
-    Plain writes never reach this formula (they are ignored). Boolean masks and ``None`` entries make
-    the position count depend on tensor values or on advanced-indexing layout, so they are unsupported.
+    Advanced indexing broadcasts the index tensors to one shape ``B``; every dimension of ``self``
+    without an index tensor (a ``None`` entry, the full slice of ``bias[:, idx]``'s backward, or a
+    trailing dimension past the list) is kept whole. Wherever ``B`` lands in the result (adjacent
+    index tensors keep their place, separated ones move to the front), the written elements are
+    ``prod(B) · prod(kept dimensions)`` (truth.md 6: as without ``None`` entries). Boolean masks make
+    the count depend on tensor values and are unsupported.
     """
     self, indices = args[0], list(args[1])
-    if not indices or any(
-        not isinstance(index, torch.Tensor) or index.dtype in (torch.bool, torch.uint8) for index in indices
+    tensors = [index for index in indices if index is not None]
+    if not tensors or any(
+        not isinstance(index, torch.Tensor) or index.dtype in (torch.bool, torch.uint8) for index in tensors
     ):
         raise UnsupportedOperatorFormula(
-            "Accumulating index_put FLOPs cover integer index tensors without None entries only."
+            "Accumulating index_put FLOPs cover integer index tensors (and None entries) only."
         )
-    positions = math.prod(torch.broadcast_shapes(*(index.shape for index in indices)))
-    return positions * math.prod(self.shape[len(indices) :])
+    positions = math.prod(torch.broadcast_shapes(*(index.shape for index in tensors)))
+    kept = [size for size, index in zip(self.shape, indices, strict=False) if index is None]
+    return positions * math.prod(kept) * math.prod(self.shape[len(indices) :])
 
 
 @_register("_unsafe_masked_index_put_accumulate")
@@ -470,15 +476,32 @@ def _vector_product(args: tuple, kwargs: dict, out: object) -> int:
     return 2 * math.prod(args[0].shape)
 
 
+GROUPED_MM_REASON = "Grouped matmul counts cover 2-D and 3-D operands with matching inner widths only."
+
+
 @_register("_grouped_mm", "_scaled_grouped_mm")
 def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
-    """``2 · in · weight.shape[-1]`` for packed rows ``(M, K)`` and experts ``(G, K, N)``."""
-    rows, weight = args[0], args[1]
-    if rows.dim() == 2 and weight.dim() == 3 and rows.shape[-1] == weight.shape[-2]:
-        return 2 * elements(rows) * int(weight.shape[-1])
-    raise UnsupportedOperatorFormula(
-        "Grouped matmul counts cover packed rows and equal-width expert matrices only."
-    )
+    """``2 · MACs`` summed over the groups, for the four layouts of ``(self, mat2, offs)``:
+
+    * ``(M, K) × (G, K, N)``, ``offs`` splitting the rows (the MoE expert product and its ``grad_a``,
+      ``grad · Wᵀ``): group ``g`` multiplies its ``m_g`` rows, ``Σ m_g·K·N = M·K·N``;
+    * ``(K, M) × (M, N) -> (G, K, N)``, ``offs`` splitting the contraction (``grad_b = aᵀ · grad``, the
+      weight gradient of the expert product): each group contracts only its own ``m_g`` rows,
+      ``Σ K·m_g·N = K·M·N`` — not ``G`` full products;
+    * ``(G, M, K) × (K, N)``, ``offs`` splitting the columns: ``Σ M·K·n_g = M·K·N``;
+    * ``(G, M, K) × (G, K, N)`` without ``offs`` (batched): ``G·M·K·N``.
+
+    The groups' real sizes sum to the packed dimension: routing sends every packed row to exactly one
+    group, so ``offs[-1]`` is that dimension (formulas read shapes, never ``offs``' values). The
+    optional ``bias`` is not counted, as for ``addmm``'s native formula; ``_scaled_grouped_mm``'s
+    scales are not counted either.
+    """
+    left, right = args[0], args[1]
+    ranks = (left.dim(), right.dim())
+    if ranks not in ((2, 2), (2, 3), (3, 2), (3, 3)) or left.shape[-1] != right.shape[-2]:
+        raise UnsupportedOperatorFormula(GROUPED_MM_REASON)
+    batch = int(left.shape[0]) if ranks == (3, 3) else 1
+    return 2 * batch * int(left.shape[-2]) * int(left.shape[-1]) * int(right.shape[-1])
 
 
 # Layer kernels (softmax, normalization, pooling, attention, recurrent), library kernels and grid
