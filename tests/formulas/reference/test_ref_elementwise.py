@@ -439,3 +439,30 @@ def test_a_caller_formula_still_overrides_a_native_complex_count() -> None:
 
     report = measure_flops(lambda: Z * Z, custom_mapping={torch.ops.aten.mul: lambda *args, **kwargs: 1})
     assert report["by_operator"] == {"aten.mul": 1} and report["total"]["status"] == "complete"
+
+
+def test_complex_work_inside_a_module_is_estimated_and_a_handler_still_overrides_it() -> None:
+    from torch import nn
+
+    from torchscan import ModuleHandler, crawl_module
+
+    class SpectralGate(nn.Module):
+        """rfft, a complex gate (complex × complex multiply), irfft: no module formula of its own."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.gate = nn.Parameter(torch.ones(4, 5, dtype=torch.complex64))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.fft.irfft(torch.fft.rfft(x) * self.gate, n=x.shape[-1])
+
+    signal = torch.rand(2, 4, 8)
+    report = crawl_module(SpectralGate(), args=(signal,))
+    # the complex multiply of (2, 4, 5) values: 6 per element = 240, counted in both FLOP views
+    assert report["operator_flops"]["by_operator"]["aten.mul"] == 6 * 40
+    assert report["totals"]["module_flops"]["status"] == "complete"
+    assert report["totals"]["operator_flops"]["status"] == "complete"
+    handled = crawl_module(
+        SpectralGate(), args=(signal,), custom_modules={SpectralGate: ModuleHandler(lambda call: {"module_flops": 7})}
+    )
+    assert handled["totals"]["module_flops"]["value"] == 7
