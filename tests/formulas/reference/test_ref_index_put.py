@@ -7,7 +7,9 @@ PyTorch's own indexing, not from a formula: the written elements are exactly tho
 expected count. A plain write (``accumulate=False``) moves data and is ignored (complete 0).
 Cases cover ``None`` entries anywhere (the backward of ``bias[:, idx]`` in attention-bias tables),
 adjacent and separated index tensors, broadcasting index shapes and values, trailing dimensions,
-the in-place and unchecked kernels, and the autograd backward of advanced indexing.
+the in-place and unchecked kernels, and the autograd backward of advanced indexing. The other
+accumulating writes (``scatter_add``, ``scatter`` with ``reduce``, ``scatter_reduce``, ``index_add``)
+are checked beside them against the index and source sizes.
 """
 
 from __future__ import annotations
@@ -93,3 +95,41 @@ def test_boolean_masks_stay_unsupported() -> None:
     counted = library_count(lambda: torch.index_put(target, [mask], torch.ones(3), accumulate=True))
     assert counted.status == "partial" and counted.total == 0
     assert counted.diagnostics[0]["code"] == "unsupported_operator_formula"
+
+
+@pytest.mark.parametrize(("seed", "rng"), cases("scatter_accumulate", 100))
+def test_accumulating_scatters_combine_once_per_scattered_value(seed: int, rng: random.Random) -> None:
+    """``scatter_add``/``scatter(reduce=...)``/``scatter_reduce`` combine one value per ``index`` element
+    into ``self`` (``mean`` then divides each output element once); ``index_add`` adds every ``source``
+    element (one multiply more each when ``alpha ≠ 1`` scales it). Closed forms (b) over the index and
+    source sizes PyTorch is given; the workload runs the real kernel."""
+    shape = tuple(rng.randint(1, 5) for _ in range(rng.randint(1, 3)))
+    dim = rng.randrange(len(shape))
+    generator = seeded(rng)
+    target = torch.rand(shape, generator=generator)
+    index_shape = tuple(rng.randint(1, size) for size in shape)
+    index = torch.randint(0, shape[dim], index_shape, generator=generator)
+    source = torch.rand(index_shape, generator=generator)
+    kind = rng.choice(["scatter_add", "scatter_reduce", "scatter_reduce_mean", "scatter_value", "index_add"])
+    if kind == "scatter_add":
+        counted, expected = library_count(lambda: target.scatter_add(dim, index, source)), index.numel()
+    elif kind == "scatter_reduce":
+        reduce = rng.choice(["sum", "prod", "amax", "amin"])
+        include = rng.random() < 0.5
+        counted = library_count(lambda: target.scatter_reduce(dim, index, source, reduce, include_self=include))
+        expected = index.numel()
+    elif kind == "scatter_reduce_mean":
+        counted = library_count(lambda: target.scatter_reduce(dim, index, source, "mean"))
+        expected = index.numel() + target.numel()
+    elif kind == "scatter_value":
+        reduce = rng.choice(["add", "multiply"])
+        counted, expected = library_count(lambda: target.scatter(dim, index, 0.5, reduce=reduce)), index.numel()
+    else:
+        rows = torch.randint(0, shape[dim], (rng.randint(1, 6),), generator=generator)
+        source_shape = list(shape)
+        source_shape[dim] = rows.numel()
+        added = torch.rand(source_shape, generator=generator)
+        alpha = rng.choice([1, 2.0])
+        counted = library_count(lambda: target.index_add(dim, rows, added, alpha=alpha))
+        expected = added.numel() * (1 if alpha == 1 else 2)
+    assert (counted.status, counted.total) == ("complete", expected), kind
