@@ -3,10 +3,12 @@
 The dispatch engine looks an observed operator up by its normalized packet name
 (``str(func.overloadpacket)``, e.g. ``"aten.add"``). PyTorch's native formulas take precedence
 (B.2); the engine applies the sparse/nested layout guard (B.7.4) before calling anything here. The
-integer/boolean exclusion (B.7.1), the complex rule (B.7.2) and rounded division (B.7.3) are applied
-inside every formula of this table through its *dtype rule*.
+integer/boolean exclusion (B.7.1) and the complex rule (B.7.2) are applied inside every formula of
+this table through its *dtype rule*; the arithmetic that truth.md 3 prices on complex values, and
+rounded division, live in ``arithmetic_ops`` with complex-aware rules.
 
-The element-wise, reduction and indexing formulas live here; the layer kernels (softmax,
+The element-wise, reduction and indexing formulas live here; the operand-dependent arithmetic
+(``mul``, ``add``, ``sub``, ``div``, ``abs``, ...) in ``arithmetic_ops``; the layer kernels (softmax,
 normalization, pooling, attention, recurrent) in ``operator_layers``; the table they register into in
 ``operator_registry``.
 

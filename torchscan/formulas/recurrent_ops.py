@@ -21,6 +21,10 @@ states are used whether given or zero (counts never depend on values). Each form
 operator formula ``(args, kwargs, out) -> int`` reading shapes and flags only (meta tensors work).
 A packed sequence (the ``.data`` overloads, or ``mkldnn_rnn_layer`` with batch sizes) is unsupported:
 its per-step row counts live in a tensor's values.
+
+The backward of the oneDNN layer (``mkldnn_rnn_layer_backward``) follows truth.md 3: the gate matrix
+products of the backward at 2 FLOPs per multiply-accumulate plus 5 element-wise operations per gate
+element (:func:`layer_step_backward_flops` states what the 5 are and what they leave out).
 """
 
 from __future__ import annotations

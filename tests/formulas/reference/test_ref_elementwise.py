@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import torch
+
 from reference.harness import cases, library_count, prod, seeded, trivial_count
 
 Workload = Callable[[], object]
@@ -47,7 +48,16 @@ PROMOTING = {"exp", "sqrt", "rsqrt", "sin", "cos", "log", "reciprocal", "sigmoid
 FLOAT_ONLY = {"silu", "frac", "round"}
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 # Real arithmetic a re-implementation runs: one FLOP per output element each; views are free.
-REAL_OPS = {"aten.add", "aten.sub", "aten.mul", "aten.div", "aten.neg", "aten.sqrt", "aten.floor", "aten.trunc"}
+REAL_OPS = {
+    "aten.add",
+    "aten.sub",
+    "aten.mul",
+    "aten.div",
+    "aten.neg",
+    "aten.sqrt",
+    "aten.floor",
+    "aten.trunc",
+}
 FREE_OPS = {"aten.select", "aten.view_as_real", "aten.real", "aten.imag", "aten.alias", "aten.expand"}
 
 
@@ -142,9 +152,11 @@ def comparison(rng: random.Random) -> Built:
     dtype = rng.choice(FLOATING + INTEGER + (torch.bool,))
     shape = random_shape(rng)
     left = tensor(rng, shape, dtype)
-    right = operand(rng, broadcastable(rng, shape), rng.choice((dtype,) + FLOATING + INTEGER))
-    involves_float = dtype.is_floating_point or isinstance(right, float) or (
-        isinstance(right, torch.Tensor) and right.dtype.is_floating_point
+    right = operand(rng, broadcastable(rng, shape), rng.choice((dtype, *FLOATING, *INTEGER)))
+    involves_float = (
+        dtype.is_floating_point
+        or isinstance(right, float)
+        or (isinstance(right, torch.Tensor) and right.dtype.is_floating_point)
     )
     expected = prod(broadcast(shape, shape_of(right))) if involves_float else 0
     func = getattr(torch, name)
@@ -198,7 +210,7 @@ def rounded_division(rng: random.Random) -> Built:
     dtype = rng.choice(FLOATING + INTEGER)
     shape = random_shape(rng)
     left = tensor(rng, shape, dtype)
-    right = operand(rng, broadcastable(rng, shape), rng.choice((dtype,) + FLOATING + INTEGER))
+    right = operand(rng, broadcastable(rng, shape), rng.choice((dtype, *FLOATING, *INTEGER)))
     mode = rng.choice(["floor", "trunc", "floor_divide", "//", "inplace"])
     result = torch.result_type(left, right)
     if mode == "inplace" and result != left.dtype:
@@ -463,6 +475,8 @@ def test_complex_work_inside_a_module_is_estimated_and_a_handler_still_overrides
     assert report["totals"]["module_flops"]["status"] == "complete"
     assert report["totals"]["operator_flops"]["status"] == "complete"
     handled = crawl_module(
-        SpectralGate(), args=(signal,), custom_modules={SpectralGate: ModuleHandler(lambda call: {"module_flops": 7})}
+        SpectralGate(),
+        args=(signal,),
+        custom_modules={SpectralGate: ModuleHandler(lambda call: {"module_flops": 7})},
     )
     assert handled["totals"]["module_flops"]["value"] == 7

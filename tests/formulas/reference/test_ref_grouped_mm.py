@@ -20,8 +20,9 @@ import random
 
 import pytest
 import torch
-from reference.harness import cases, library_count, seeded, trivial_count
 from torch import nn
+
+from reference.harness import cases, library_count, seeded, trivial_count
 
 pytestmark = pytest.mark.skipif(not hasattr(torch, "_grouped_mm"), reason="no torch._grouped_mm")
 
@@ -119,9 +120,13 @@ class TinyMoE(nn.Module):
         else:
             ends = offs.tolist()
             starts = [0, *ends[:-1]]
-            hidden = torch.cat([routed[s:e] @ self.up[g] for g, (s, e) in enumerate(zip(starts, ends))])
+            hidden = torch.cat(
+                [routed[s:e] @ self.up[g] for g, (s, e) in enumerate(zip(starts, ends, strict=True))]
+            )
             active = nn.functional.silu(hidden)
-            out = torch.cat([active[s:e] @ self.down[g] for g, (s, e) in enumerate(zip(starts, ends))])
+            out = torch.cat(
+                [active[s:e] @ self.down[g] for g, (s, e) in enumerate(zip(starts, ends, strict=True))]
+            )
         out = out * weights.flatten()[order].unsqueeze(-1)
         return torch.zeros_like(tokens).index_add(0, rows, out)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import torch
+
 from reference.harness import cases, library_count, seeded
 
 aten = torch.ops.aten  # the operator takes None entries, which torch.index_put's binding refuses
@@ -35,7 +36,9 @@ def random_indices(rng: random.Random, shape: tuple[int, ...]) -> list[torch.Ten
         if rng.random() < 0.45:
             entries.append(None)
             continue
-        index_shape = tuple(1 if rng.random() < 0.3 else size for size in base[rng.randint(0, len(base) - 1) :])
+        index_shape = tuple(
+            1 if rng.random() < 0.3 else size for size in base[rng.randint(0, len(base) - 1) :]
+        )
         entries.append(torch.randint(0, shape[axis], index_shape, generator=generator))
     if all(entry is None for entry in entries):
         axis = rng.randrange(length)
@@ -74,7 +77,9 @@ def test_accumulating_index_put_adds_once_per_written_element(seed: int, rng: ra
         assert (report.status, report.total, report.operator("aten.index_put")) == ("complete", 0, 0)
         return
     assert counted.status == "complete", counted.diagnostics
-    operator = {"index_put_": "aten.index_put_", "unsafe": "aten._unsafe_index_put"}.get(route, "aten.index_put")
+    operator = {"index_put_": "aten.index_put_", "unsafe": "aten._unsafe_index_put"}.get(
+        route, "aten.index_put"
+    )
     assert counted.operator(operator) == expected
     assert counted.total == expected  # nothing else in these workloads does arithmetic
 
@@ -116,14 +121,19 @@ def test_accumulating_scatters_combine_once_per_scattered_value(seed: int, rng: 
     elif kind == "scatter_reduce":
         reduce = rng.choice(["sum", "prod", "amax", "amin"])
         include = rng.random() < 0.5
-        counted = library_count(lambda: target.scatter_reduce(dim, index, source, reduce, include_self=include))
+        counted = library_count(
+            lambda: target.scatter_reduce(dim, index, source, reduce, include_self=include)
+        )
         expected = index.numel()
     elif kind == "scatter_reduce_mean":
         counted = library_count(lambda: target.scatter_reduce(dim, index, source, "mean"))
         expected = index.numel() + target.numel()
     elif kind == "scatter_value":
         reduce = rng.choice(["add", "multiply"])
-        counted, expected = library_count(lambda: target.scatter(dim, index, 0.5, reduce=reduce)), index.numel()
+        counted, expected = (
+            library_count(lambda: target.scatter(dim, index, 0.5, reduce=reduce)),
+            index.numel(),
+        )
     else:
         rows = torch.randint(0, shape[dim], (rng.randint(1, 6),), generator=generator)
         source_shape = list(shape)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import torch
+
 from reference.harness import cases, library_count, seeded
 
 Options = dict[str, Any]
@@ -102,7 +103,11 @@ def random_options(rng: random.Random, name: str) -> Options:
     if name == "SGD":
         momentum = rng.choice([0.0, 0.9])
         nesterov = momentum != 0 and rng.random() < 0.4
-        options |= {"momentum": momentum, "nesterov": nesterov, "dampening": 0.0 if nesterov else rng.choice([0.0, 0.1])}
+        options |= {
+            "momentum": momentum,
+            "nesterov": nesterov,
+            "dampening": 0.0 if nesterov else rng.choice([0.0, 0.1]),
+        }
     elif name in ("Adam", "AdamW"):
         options["amsgrad"] = rng.random() < 0.3
     elif name == "RMSprop":
@@ -119,7 +124,9 @@ def test_optimizer_step_matches_the_hand_written_update(seed: int, rng: random.R
     name = rng.choice(sorted(UPDATES))
     options = random_options(rng, name)
     implementation = rng.choice(["loop", "foreach"] + ["fused"] * (name in FUSED))
-    flags = {"loop": {"foreach": False}, "foreach": {"foreach": True}, "fused": {"fused": True}}[implementation]
+    flags = {"loop": {"foreach": False}, "foreach": {"foreach": True}, "fused": {"fused": True}}[
+        implementation
+    ]
     generator = seeded(rng)
     shapes = [tuple(rng.randint(1, 4) for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(1, 4))]
     params = [torch.nn.Parameter(torch.rand(shape, generator=generator)) for shape in shapes]

@@ -33,11 +33,20 @@ from typing import Any
 
 import pytest
 import torch
-from reference.harness import TrivialCounter, cases, library_count, seeded, trivial_count
 from torch import nn
 
+from reference.harness import TrivialCounter, cases, library_count, seeded, trivial_count
+
 GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
-COSTS = {"aten.add": 1, "aten.sub": 1, "aten.rsub": 1, "aten.mul": 1, "aten.sigmoid": 4, "aten.tanh": 6, "aten.relu": 1}
+COSTS = {
+    "aten.add": 1,
+    "aten.sub": 1,
+    "aten.rsub": 1,
+    "aten.mul": 1,
+    "aten.sigmoid": 4,
+    "aten.tanh": 6,
+    "aten.relu": 1,
+}
 VIEWS = {
     "aten.t", "aten.view", "aten.select", "aten.stack", "aten.cat", "aten.unbind", "aten.unsqueeze",
     "aten.squeeze", "aten.transpose", "aten.expand", "aten.split", "aten.split_with_sizes",
@@ -83,7 +92,9 @@ def priced(counter: TrivialCounter, costs: dict[str, int]) -> int:
     return counter.products + reduced + sum(counter.elementwise[name] * costs.get(name, 0) for name in names)
 
 
-def reference_step(kind: str, x: torch.Tensor, state: tuple[Any, ...], weights: dict[str, Any]) -> tuple[Any, ...]:
+def reference_step(
+    kind: str, x: torch.Tensor, state: tuple[Any, ...], weights: dict[str, Any]
+) -> tuple[Any, ...]:
     """One step of PyTorch's documented equations (``torch.nn.LSTM``/``GRU``/``RNN`` docs), each gate
     from its two products and two biases; returns the new state (``h`` first)."""
     h = state[0]
@@ -104,7 +115,12 @@ def reference_step(kind: str, x: torch.Tensor, state: tuple[Any, ...], weights: 
 
     if kind == "lstm":  # i, f, g, o
         c = state[1]
-        i, f, g, o = torch.sigmoid(gate(0)), torch.sigmoid(gate(1)), torch.tanh(gate(2)), torch.sigmoid(gate(3))
+        i, f, g, o = (
+            torch.sigmoid(gate(0)),
+            torch.sigmoid(gate(1)),
+            torch.tanh(gate(2)),
+            torch.sigmoid(gate(3)),
+        )
         c = f * c + i * g
         h = o * torch.tanh(c)
         if weights.get("w_hr") is not None:
@@ -146,7 +162,11 @@ def random_config(rng: random.Random) -> Config:
     kind = rng.choice(sorted(GATES))
     cell = rng.random() < 0.15
     hidden = rng.randint(1, 6)
-    proj = rng.randint(1, hidden - 1) if kind == "lstm" and hidden > 1 and not cell and rng.random() < 0.25 else 0
+    proj = (
+        rng.randint(1, hidden - 1)
+        if kind == "lstm" and hidden > 1 and not cell and rng.random() < 0.25
+        else 0
+    )
     layers = 1 if cell else rng.randint(1, 3)
     return Config(
         kind=kind,
@@ -187,7 +207,9 @@ def layer_weights(module: nn.Module, layer: int, suffix: str) -> dict[str, Any]:
     leaves requiring gradients (the reference's own graph)."""
 
     def leaf(name: str) -> Any:
-        value = getattr(module, f"{name}_l{layer}{suffix}" if not isinstance(module, nn.RNNCellBase) else name, None)
+        value = getattr(
+            module, f"{name}_l{layer}{suffix}" if not isinstance(module, nn.RNNCellBase) else name, None
+        )
         return None if value is None else value.detach().clone().requires_grad_()
 
     return {name: leaf(name) for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")}
@@ -215,14 +237,20 @@ def reference_counts(config: Config, module: nn.Module, train: bool) -> tuple[in
                 state += (torch.zeros(rows, config.hidden, requires_grad=True),)
             outputs: list[Any] = []
 
-            def run(state: tuple[Any, ...] = state, inputs: torch.Tensor = inputs, weights=weights) -> None:
+            def run(
+                state: tuple[Any, ...] = state,
+                inputs: torch.Tensor = inputs,
+                weights=weights,
+                outputs=outputs,
+            ) -> None:
                 for step in range(config.steps):
                     state = reference_step(config.kind, inputs[step], state, weights)
                     outputs.append(state[0])
 
             forward += priced(trivial_count(run), COSTS)
             if train:
-                backward += trivial_count(lambda: torch.stack(outputs).sum().backward()).products
+                gradients = torch.stack(outputs).sum()
+                backward += trivial_count(gradients.backward).products
         width = config.recurrent * directions
     return forward, backward
 
@@ -248,7 +276,9 @@ def inputs_for(config: Config, generator: torch.Generator) -> tuple[torch.Tensor
     if config.cell:
         shape = (config.batch, config.width) if config.batch else (config.width,)
         return (torch.rand(shape, generator=generator, requires_grad=True),)
-    shape = [config.steps, config.width] if config.batch is None else [config.steps, config.batch, config.width]
+    shape = (
+        [config.steps, config.width] if config.batch is None else [config.steps, config.batch, config.width]
+    )
     if config.batch_first and config.batch is not None:
         shape[0], shape[1] = shape[1], shape[0]
     return (torch.rand(shape, generator=generator, requires_grad=True),)
@@ -308,4 +338,3 @@ def test_lstm_training_step_of_the_issue() -> None:
     assert counted.status == "complete"
     assert counted.operator("aten.mkldnn_rnn_layer") == 3360
     assert counted.operator("aten.mkldnn_rnn_layer_backward") == 4920
-
