@@ -187,3 +187,29 @@ def test_gradient_clipping_matches_the_hand_written_norms(seed: int, rng: random
     sizes = [param.numel() for param in params]
     expected = sum(norm(size) for size in sizes) + norm(len(sizes)) + 4 + sum(sizes)
     assert (counted.status, counted.total) == ("complete", expected)
+
+
+def test_gradient_scaler_kernels_match_their_hand_written_count() -> None:
+    """``GradScaler`` on CPU around an SGD step of ``nn.Linear(3, 2)`` (8 parameter elements): unscaling
+    multiplies every gradient element by the inverse scale and checks it is finite (2 each: 16); the
+    update compares ``found_inf`` and multiplies the scale once (2); the inverse scale itself is a
+    0-d reciprocal (1) and SGD's step ``θ ← θ − γg`` 2 per element (16)."""
+    layer = torch.nn.Linear(3, 2)
+    for param in layer.parameters():
+        param.grad = torch.ones_like(param)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1, foreach=False)
+    scaler = torch.amp.GradScaler("cpu")
+    scaler.scale(torch.ones(()))  # creates the scale, as the first scaled loss does
+
+    def step() -> None:
+        scaler.step(optimizer)
+        scaler.update()
+
+    counted = library_count(step)
+    assert counted.status == "complete"
+    assert counted.by_operator == {
+        "aten._amp_foreach_non_finite_check_and_unscale_": 2 * 8,
+        "aten._amp_update_scale_": 2,
+        "aten.reciprocal": 1,
+        "aten.add_": 2 * 8,
+    }
