@@ -338,7 +338,12 @@ def complex_binary(rng: random.Random) -> Built:
             expected = counted_real_ops(lambda: (a + c, b + d)) + scaled
         else:
             expected = 2 * out + scaled  # (b): the spec prices every complex addition at 2
-    if rng.random() < 0.25 and isinstance(left, torch.Tensor) and left.is_complex() and out == left.numel():
+    if (
+        rng.random() < 0.25
+        and isinstance(left, torch.Tensor)
+        and left.is_complex()
+        and out_shape == tuple(left.shape)
+    ):
         inplace = getattr(torch.Tensor, f"{name}_")
         return (lambda: inplace(left.clone(), right, **kwargs)), expected
     return (lambda: func(left, right, **kwargs)), expected
