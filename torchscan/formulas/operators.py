@@ -478,34 +478,6 @@ def _vector_product(args: tuple, kwargs: dict, out: object) -> int:
     return 2 * math.prod(args[0].shape)
 
 
-GROUPED_MM_REASON = "Grouped matmul counts cover 2-D and 3-D operands with matching inner widths only."
-
-
-@_register("_grouped_mm", "_scaled_grouped_mm")
-def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
-    """``2 · MACs`` summed over the groups, for the four layouts of ``(self, mat2, offs)``:
-
-    * ``(M, K) × (G, K, N)``, ``offs`` splitting the rows (the MoE expert product and its ``grad_a``,
-      ``grad · Wᵀ``): group ``g`` multiplies its ``m_g`` rows, ``Σ m_g·K·N = M·K·N``;
-    * ``(K, M) × (M, N) -> (G, K, N)``, ``offs`` splitting the contraction (``grad_b = aᵀ · grad``, the
-      weight gradient of the expert product): each group contracts only its own ``m_g`` rows,
-      ``Σ K·m_g·N = K·M·N`` — not ``G`` full products;
-    * ``(G, M, K) × (K, N)``, ``offs`` splitting the columns: ``Σ M·K·n_g = M·K·N``;
-    * ``(G, M, K) × (G, K, N)`` without ``offs`` (batched): ``G·M·K·N``.
-
-    The groups' real sizes sum to the packed dimension: routing sends every packed row to exactly one
-    group, so ``offs[-1]`` is that dimension (formulas read shapes, never ``offs``' values). The
-    optional ``bias`` is not counted, as for ``addmm``'s native formula; ``_scaled_grouped_mm``'s
-    scales are not counted either.
-    """
-    left, right = args[0], args[1]
-    ranks = (left.dim(), right.dim())
-    if ranks not in ((2, 2), (2, 3), (3, 2), (3, 3)) or left.shape[-1] != right.shape[-2]:
-        raise UnsupportedOperatorFormula(GROUPED_MM_REASON)
-    batch = int(left.shape[0]) if ranks == (3, 3) else 1
-    return 2 * batch * int(left.shape[-2]) * int(left.shape[-1]) * int(right.shape[-1])
-
-
 # Layer kernels (softmax, normalization, pooling, attention, recurrent), library kernels and grid
 # sampling (families.md 2: torchvision names only, never an import), FFT, weight norm and isin
 # register on import.
