@@ -21,7 +21,6 @@ from torch.utils.flop_counter import flop_registry
 from torchscan.formulas.operators import IGNORED_OPERATORS, UnsupportedOperatorFormula, supplemental_formula
 
 COMPLEX = "Supplemental FLOP formulas cover real arithmetic only."
-ROUNDED = "Rounded division is not covered by the scalar arithmetic formula."
 INTERPOLATION = "Interpolation FLOPs require floating inputs."
 
 # Fused MultiheadAttention, B = 2, L = 3, E = 4, H = 2 (formulas.md B.9): rows = 12, scores = 36

@@ -216,13 +216,12 @@ def test_mixtral_routing_operators():
 
 
 def test_floating_floor_divide_is_rounded_division():
-    # B.7.3 applies to floor_divide as to div(rounding_mode=...): unsupported for floating values.
+    # truth.md 3 (superseding B.7.3): floor_divide rounds as div(rounding_mode="floor") does, a
+    # divide and a floor per output element on a floating result: 2·3 = 6, complete.
     x = torch.full((3,), 7.0)
     report = measure_flops(lambda: torch.floor_divide(x, 2.0))
-    assert _total(report) == ("partial", 0)
-    [entry] = report["diagnostics"]
-    assert (entry["code"], entry["operator"]) == ("unsupported_operator_formula", "aten.floor_divide")
-    assert "Rounded division is not covered by the scalar arithmetic formula." in entry["message"]
+    assert _total(report) == ("complete", 6)
+    assert report["by_operator"] == {"aten.floor_divide": 6} and report["diagnostics"] == []
 
 
 def test_integer_add_still_counts_zero():

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from operator_counting import COMPLEX, ROUNDED, Case, check
+from operator_counting import COMPLEX, Case, check
 from torch import nn
 from torch.nn import functional as F
 
@@ -96,20 +96,24 @@ def functional_cases() -> dict[str, Case]:
         "C20-mean-out-complex": Case(
             lambda: torch.mean(inputs, dim=(0, 1), out=complex_buffer), 0, unsupported={"aten.mean": COMPLEX}
         ),
+        # truth.md 3 supersedes C20's rounding example: on the int64 inputs the rounded division has an
+        # integer result (0) and the true division 3 -> complete 3; on floating inputs (2, 3) the true
+        # division 6 and the rounded one 2·6 (divide, round) -> complete 18
         "C20-rounding": Case(
-            lambda: (inputs / 2, torch.div(inputs, 2, rounding_mode="floor")),
-            6,
-            unsupported={"aten.div": ROUNDED},
+            lambda: (integers / 2, torch.div(integers, 2, rounding_mode="floor")), 3, {"aten.div": 3}
         ),
-        # C21 (amended by truth.md 3): a complex MAC is 4 real ones, mm 4·2·1·2·1 = 16; complex add
-        # is the element-wise formulas' concern
+        "C20-rounding-floating": Case(
+            lambda: (inputs / 2, torch.div(inputs, 2, rounding_mode="floor")), 18, {"aten.div": 18}
+        ),
+        # C21 amended by truth.md 3: a complex MAC is 4 real ones, mm 4·2·1·2·1 = 16; the complex add
+        # counts 2 per element, 2·2 = 4
         "C21-complex": Case(
             lambda: (
                 torch.ones(1, 2, dtype=torch.complex64) @ torch.ones(2, 1, dtype=torch.complex64),
                 torch.ones(1, 2, dtype=torch.complex64) + torch.ones(1, 2, dtype=torch.complex64),
             ),
-            16,
-            unsupported={"aten.add": COMPLEX},
+            20,
+            {"aten.mm": 16, "aten.add": 4},
         ),
         # C24: forward mm 48 + sum of 8 values 7 + two backward mm 96
         "C24-mm-backward": Case(lambda: (grad_left @ grad_right).sum().backward(), 151),

@@ -202,7 +202,10 @@ ONES = torch.ones(2, 3)
         (lambda: ONES.sum(dim=(0, 1), dtype=torch.int64), "complete", 0),
         (lambda: ONES.sum(dim=(0, 1), dtype=torch.complex64), "partial", 0),
         (lambda: ONES.mean(dim=(0, 1), dtype=torch.complex64), "partial", 0),
-        (lambda: (ONES / 2, torch.div(ONES, 2, rounding_mode="floor")), "partial", 6),
+        # truth.md 3 supersedes C20's rounding example: integer result 0, true division 3 -> complete 3;
+        # floating inputs: 6 + 2·6 (divide, round) -> complete 18
+        (lambda: (INTS / 2, torch.div(INTS, 2, rounding_mode="floor")), "complete", 3),
+        (lambda: (ONES / 2, torch.div(ONES, 2, rounding_mode="floor")), "complete", 18),
     ],
 )
 def test_c20_integer_and_reduction_dtypes(workload, status, known):
@@ -223,10 +226,11 @@ def test_c21_complex_values():
     left = torch.ones(1, 2, dtype=torch.complex64)
     right = torch.ones(2, 1, dtype=torch.complex64)
     report = measure_flops(lambda: (left @ right, left + left))
-    # truth.md 3: a complex multiply-accumulate is 4 real MACs: mm 4 · 2·1·2·1 = 16, complete; the
-    # complex add is the element-wise formulas' concern
-    assert report["by_operator"]["aten.mm"] == 16
-    assert report["total"]["known_value"] >= 16
+    # truth.md 3: a complex multiply-accumulate is 4 real MACs (mm 4 · 2·1·2·1 = 16) and a complex
+    # add 2 real adds per output element (2·2 = 4): complete 20
+    assert report["by_operator"] == {"aten.mm": 16, "aten.add": 4}
+    assert report["total"]["status"] == "complete" and report["total"]["value"] == 20
+    assert report["diagnostics"] == []
 
 
 def test_c22_sparse_and_nested_layouts():

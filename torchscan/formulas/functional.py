@@ -469,7 +469,8 @@ PRODUCT_KERNELS = frozenset(
     f"aten.{name}"
     for name in (
         "lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
-        "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "bilinear", "_trilinear",
+        "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "mkldnn_rnn_layer", "mkldnn_rnn_layer_backward",
+        "bilinear", "_trilinear",
         "_native_multi_head_attention", "_transformer_encoder_layer_fwd", "_scaled_grouped_mm",
         *product_ops.PRODUCTS, *product_ops.CONVOLUTIONS, *attention_kernels.ATTENTION_KERNELS,
     )

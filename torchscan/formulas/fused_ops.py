@@ -7,7 +7,8 @@ ReLU or tanh-GELU, the cuBLASLt epilogue and its CPU fallback), ``_masked_softma
 fast path: ``_softmax`` with masked positions selected away), ``_transform_bias_rescale_qkv`` (bias add
 and query scaling of ``nn.MultiheadAttention``'s fast path), ``_masked_scale`` / ``_fused_dropout``
 (dropout's mask and scale), ``renorm``, ``linalg_cross``, the distance kernels and the fake
-quantizers of quantization-aware training.
+quantizers of quantization-aware training. The grouped expert products of mixture-of-experts layers
+(``_grouped_mm``, forward and the two gradients autograd runs as more grouped products) are here too.
 
 The ``out=`` forms: ``linear``, ``softmax``, ``log_softmax``, ``adaptive_avg_pool{1,2,3}d`` and
 ``avg_pool1d`` are C++ ``CompositeImplicitAutograd`` operators (their functional overloads are
@@ -162,6 +163,36 @@ def linear_combination(args: tuple, kwargs: dict, out: object) -> int:
 def foreach_mm(args: tuple, kwargs: dict, out: object) -> int:
     """``(self[i][m, k], mat2[i][k, n])``: ``mm``'s native ``2·m·k·n`` for every pair of the lists."""
     return sum(2 * elements(a) * int(b.shape[-1]) for a, b in zip(args[0], args[1], strict=True))
+
+
+# --- grouped expert products (mixture of experts, truth.md 3) ------------------------------------
+
+GROUPED_MM_REASON = "Grouped matmul counts cover 2-D and 3-D operands with matching inner widths only."
+
+
+@register("_grouped_mm", "_scaled_grouped_mm")
+def grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
+    """``2 · MACs`` summed over the groups, for the four layouts of ``(self, mat2, offs)``:
+
+    * ``(M, K) × (G, K, N)``, ``offs`` splitting the rows (the MoE expert product and its ``grad_a``,
+      ``grad · Wᵀ``): group ``g`` multiplies its ``m_g`` rows, ``Σ m_g·K·N = M·K·N``;
+    * ``(K, M) × (M, N) -> (G, K, N)``, ``offs`` splitting the contraction (``grad_b = aᵀ · grad``, the
+      weight gradient of the expert product): each group contracts only its own ``m_g`` rows,
+      ``Σ K·m_g·N = K·M·N`` — not ``G`` full products;
+    * ``(G, M, K) × (K, N)``, ``offs`` splitting the columns: ``Σ M·K·n_g = M·K·N``;
+    * ``(G, M, K) × (G, K, N)`` without ``offs`` (batched): ``G·M·K·N``.
+
+    The groups' real sizes sum to the packed dimension: routing sends every packed row to exactly one
+    group, so ``offs[-1]`` is that dimension (formulas read shapes, never ``offs``' values). The
+    optional ``bias`` is not counted, as for ``addmm``'s native formula; ``_scaled_grouped_mm``'s
+    scales are not counted either.
+    """
+    left, right = args[0], args[1]
+    ranks = (left.dim(), right.dim())
+    if ranks not in ((2, 2), (2, 3), (3, 2), (3, 3)) or left.shape[-1] != right.shape[-2]:
+        raise UnsupportedOperatorFormula(GROUPED_MM_REASON)
+    batch = int(left.shape[0]) if ranks == (3, 3) else 1
+    return 2 * batch * int(left.shape[-2]) * int(left.shape[-1]) * int(right.shape[-1])
 
 
 # --- out= forms of composite operators --------------------------------------------------------------

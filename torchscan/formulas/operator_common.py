@@ -68,7 +68,6 @@ def dim_size(tensor: torch.Tensor, dim: int) -> int:
 # --- B.7: dtype rules ----------------------------------------------------------------------------
 
 COMPLEX_REASON = "Supplemental FLOP formulas cover real arithmetic only."
-ROUNDED_DIVISION_REASON = "Rounded division is not covered by the scalar arithmetic formula."
 INTERPOLATION_REASON = "Interpolation FLOPs require floating inputs."
 
 DtypeRule = Callable[[tuple, dict, object], bool]
@@ -153,21 +152,45 @@ def floating_result(args: tuple, kwargs: dict, out: object) -> bool:
     return floating if result is None else result.dtype.is_floating_point
 
 
-def true_division(args: tuple, kwargs: dict, out: object = None) -> bool:
-    """``div`` counts always (promotion) unless rounded: integer rounding counts 0, floating raises."""
-    floating = _counts((args, kwargs))
+def division_result(args: tuple, kwargs: dict, out: object = None) -> bool:
+    """``div``: true division always counts (it promotes integers to floating values); a rounded
+    division (``rounding_mode`` ``"floor"``/``"trunc"``) counts when its **result** is floating
+    (truth.md 3: divide and round) and 0 when it is integer (B.7.1). ``floor_divide`` always rounds:
+    it takes the plain result rule, :func:`floating_result`. Complex values raise (B.7.2) unless a
+    complex-aware rule (:func:`complex_counted`) admits them first."""
     if kwargs.get("rounding_mode") is None:
+        _counts((args, kwargs))
         return True
-    if floating:
-        raise UnsupportedOperatorFormula(ROUNDED_DIVISION_REASON)
-    return False
+    return floating_result(args, kwargs, out)
 
 
-def rounded_division(args: tuple, kwargs: dict, out: object = None) -> bool:
-    """``floor_divide`` always rounds: integer operands count 0, floating ones raise (B.7.3)."""
-    if _counts((args, kwargs)):
-        raise UnsupportedOperatorFormula(ROUNDED_DIVISION_REASON)
-    return False
+def is_rounded_division(args: tuple, kwargs: dict) -> bool:
+    """Whether a ``div`` call rounds its quotient (``rounding_mode`` ``"floor"`` or ``"trunc"``)."""
+    return kwargs.get("rounding_mode") is not None
+
+
+def is_complex_value(value: object) -> bool:
+    """Whether one operand is complex: a complex tensor, a Python ``complex``, or a complex dtype."""
+    return bool(_value_kinds(value) & _COMPLEX)
+
+
+def complex_counted(rule: DtypeRule) -> DtypeRule:
+    """The dtype rule of a formula written for complex values too (truth.md 3: complex ``mul``,
+    ``add``, ``sub``, ``div``, ``abs``, ...): a call with a complex operand always counts (the formula
+    prices its real arithmetic), any other call follows ``rule`` (integer/boolean results count 0).
+
+    Only the operands (``args`` and keyword operands other than ``out``) decide: a complex ``out=``
+    buffer receiving real arithmetic is no complex arithmetic, and ``rule`` still rejects it (B.7.2).
+    """
+
+    def counted(args: tuple, kwargs: dict, out: object = None) -> bool:
+        operands = [value for key, value in kwargs.items() if key != "out"] if kwargs else []
+        if _items_kinds(args) & _COMPLEX or _items_kinds(operands) & _COMPLEX:
+            return True
+        return rule(args, kwargs, out)
+
+    counted.__name__ = counted.__qualname__ = f"complex_counted_{getattr(rule, '__name__', 'rule')}"
+    return counted
 
 
 def filled_tensor(args: tuple, kwargs: dict, out: object = None) -> bool:

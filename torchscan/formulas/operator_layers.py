@@ -252,5 +252,6 @@ for _kind in recurrent_ops.GATES:
 _register("_thnn_fused_lstm_cell")(recurrent_ops.fused_cell_formula("lstm"))
 _register("_thnn_fused_gru_cell")(recurrent_ops.fused_cell_formula("gru"))
 _register("mkldnn_rnn_layer")(recurrent_ops.mkldnn_rnn_layer_flops)
+_register("mkldnn_rnn_layer_backward")(recurrent_ops.mkldnn_rnn_layer_backward_flops)
 _register("bilinear")(recurrent_ops.bilinear_op_flops)
 _register("_trilinear")(recurrent_ops.trilinear_op_flops)

@@ -2,7 +2,8 @@
 
 Formulas register once, by bare ``aten`` operator name (or, for a library's kernels, by namespace and
 name), guarded by a B.7 *dtype rule*; the engine looks them up by normalized packet name. The formulas
-themselves live in ``operators`` (element-wise, reductions, indexing), ``operator_layers`` (softmax,
+themselves live in ``operators`` (element-wise, reductions, indexing), ``arithmetic_ops`` (real and
+complex ``mul``/``add``/``sub``/``div``/``abs``, rounded division), ``operator_layers`` (softmax,
 normalization, pooling, attention, recurrent), ``vision_ops`` (torchvision kernels, grid sampling)
 and ``spectral_ops`` (FFT, weight norm, ``isin``).
 """

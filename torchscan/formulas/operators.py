@@ -3,10 +3,12 @@
 The dispatch engine looks an observed operator up by its normalized packet name
 (``str(func.overloadpacket)``, e.g. ``"aten.add"``). PyTorch's native formulas take precedence
 (B.2); the engine applies the sparse/nested layout guard (B.7.4) before calling anything here. The
-integer/boolean exclusion (B.7.1), the complex rule (B.7.2) and rounded division (B.7.3) are applied
-inside every formula of this table through its *dtype rule*.
+integer/boolean exclusion (B.7.1) and the complex rule (B.7.2) are applied inside every formula of
+this table through its *dtype rule*; the arithmetic that truth.md 3 prices on complex values, and
+rounded division, live in ``arithmetic_ops`` with complex-aware rules.
 
-The element-wise, reduction and indexing formulas live here; the layer kernels (softmax,
+The element-wise, reduction and indexing formulas live here; the operand-dependent arithmetic
+(``mul``, ``add``, ``sub``, ``div``, ``abs``, ...) in ``arithmetic_ops``; the layer kernels (softmax,
 normalization, pooling, attention, recurrent) in ``operator_layers``; the table they register into in
 ``operator_registry``.
 
@@ -33,9 +35,7 @@ from torchscan.formulas.operator_common import (
     floating_result,
     involves_floating,
     reduction_dtype,
-    rounded_division,
     tensor_operands,
-    true_division,
 )
 from torchscan.formulas.operator_registry import (
     SUPPLEMENTAL_FORMULAS,
@@ -268,9 +268,9 @@ def ignored_reason(packet_name: str) -> str | None:
 
 _OUTPUT_COSTS: dict[int, tuple[str, ...]] = {
     1: (
-        "mul", "neg", "relu", "abs", "sin", "cos", "log", "reciprocal", "where", "clamp_min",
-        "clamp_max", "maximum", "minimum", "exp", "sqrt", "rsqrt", "pow", "float_power", "ceil",
-        "floor", "round", "trunc", "frac", "sign", "sgn",
+        "relu", "sin", "cos", "log", "reciprocal", "where", "clamp_min", "clamp_max", "maximum",
+        "minimum", "exp", "sqrt", "rsqrt", "pow", "float_power", "ceil", "floor", "round", "trunc",
+        "frac", "sign",
     ),
     3: ("lerp",),  # difference, product, add per output element
     4: ("sigmoid",),
@@ -291,17 +291,9 @@ for _cost, _names in _INPUT_COSTS.items():
     _register(*_names)(_per_input(_cost))
 # comparisons produce booleans: their floating inputs decide (B.8 keeps their rows)
 _register("eq", "ne", "ge", "gt", "le", "lt", rule=involves_floating)(_per_output(1))
-_register("div", rule=true_division)(_per_output(1))
-_register("floor_divide", rule=rounded_division)(_per_output(1))  # integer: 0; floating: B.7.3
 _register("masked_fill", rule=filled_tensor)(_per_output(1))
 # in-place right shift: untagged, unlike __rshift__ (pointwise); integer shifts count 0 (B.7.1)
 _register("__irshift__")(_per_output(1))
-
-
-@_register("add", "sub", "rsub")
-def _add_sub(args: tuple, kwargs: dict, out: object) -> int:
-    """``out · (1 + [alpha ≠ 1])``: the scaled operand costs one multiply per element."""
-    return elements(out) * (1 + (arg(args, kwargs, 2, "alpha", 1) != 1))
 
 
 @_register("addcmul", "addcdiv", rule=tensor_operands)
@@ -347,20 +339,26 @@ def _rrelu(args: tuple, kwargs: dict, out: object) -> int:
 
 @_register("index_put", "_unsafe_index_put", "_index_put_impl")
 def _index_put(args: tuple, kwargs: dict, out: object) -> int:
-    """``accumulate=True``: one add per indexed position, ``prod(broadcast(index shapes)) · trailing``.
+    """``accumulate=True``: one add per written element, the elements of ``self[indices]``.
 
-    Plain writes never reach this formula (they are ignored). Boolean masks and ``None`` entries make
-    the position count depend on tensor values or on advanced-indexing layout, so they are unsupported.
+    Advanced indexing broadcasts the index tensors to one shape ``B``; every dimension of ``self``
+    without an index tensor (a ``None`` entry, the full slice of ``bias[:, idx]``'s backward, or a
+    trailing dimension past the list) is kept whole. Wherever ``B`` lands in the result (adjacent
+    index tensors keep their place, separated ones move to the front), the written elements are
+    ``prod(B) · prod(kept dimensions)`` (truth.md 6: as without ``None`` entries). Boolean masks make
+    the count depend on tensor values and are unsupported.
     """
     self, indices = args[0], list(args[1])
-    if not indices or any(
-        not isinstance(index, torch.Tensor) or index.dtype in (torch.bool, torch.uint8) for index in indices
+    tensors = [index for index in indices if index is not None]
+    if not tensors or any(
+        not isinstance(index, torch.Tensor) or index.dtype in (torch.bool, torch.uint8) for index in tensors
     ):
         raise UnsupportedOperatorFormula(
-            "Accumulating index_put FLOPs cover integer index tensors without None entries only."
+            "Accumulating index_put FLOPs cover integer index tensors (and None entries) only."
         )
-    positions = math.prod(torch.broadcast_shapes(*(index.shape for index in indices)))
-    return positions * math.prod(self.shape[len(indices) :])
+    positions = math.prod(torch.broadcast_shapes(*(index.shape for index in tensors)))
+    kept = [size for size, index in zip(self.shape, indices, strict=False) if index is None]
+    return positions * math.prod(kept) * math.prod(self.shape[len(indices) :])
 
 
 @_register("_unsafe_masked_index_put_accumulate")
@@ -480,22 +478,12 @@ def _vector_product(args: tuple, kwargs: dict, out: object) -> int:
     return 2 * math.prod(args[0].shape)
 
 
-@_register("_grouped_mm", "_scaled_grouped_mm")
-def _grouped_mm(args: tuple, kwargs: dict, out: object) -> int:
-    """``2 · in · weight.shape[-1]`` for packed rows ``(M, K)`` and experts ``(G, K, N)``."""
-    rows, weight = args[0], args[1]
-    if rows.dim() == 2 and weight.dim() == 3 and rows.shape[-1] == weight.shape[-2]:
-        return 2 * elements(rows) * int(weight.shape[-1])
-    raise UnsupportedOperatorFormula(
-        "Grouped matmul counts cover packed rows and equal-width expert matrices only."
-    )
-
-
 # Layer kernels (softmax, normalization, pooling, attention, recurrent), library kernels and grid
 # sampling (families.md 2: torchvision names only, never an import), FFT, weight norm and isin
 # register on import.
 from torchscan.formulas import (  # noqa: E402, F401
     antialias_ops,
+    arithmetic_ops,
     attention_kernels,
     fused_ops,
     linalg_ops,

@@ -21,6 +21,10 @@ states are used whether given or zero (counts never depend on values). Each form
 operator formula ``(args, kwargs, out) -> int`` reading shapes and flags only (meta tensors work).
 A packed sequence (the ``.data`` overloads, or ``mkldnn_rnn_layer`` with batch sizes) is unsupported:
 its per-step row counts live in a tensor's values.
+
+The backward of the oneDNN layer (``mkldnn_rnn_layer_backward``) follows truth.md 3: the gate matrix
+products of the backward at 2 FLOPs per multiply-accumulate plus 5 element-wise operations per gate
+element (:func:`layer_step_backward_flops` states what the 5 are and what they leave out).
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ import math
 from torchscan.formulas.operator_common import OperatorFormula, UnsupportedOperatorFormula, arg
 
 __all__ = [
+    "BACKWARD_ELEMENTWISE",
     "GATES",
     "PACKED_REASON",
     "bilinear_op_flops",
     "cell_step_flops",
     "dropout_flops",
+    "layer_step_backward_flops",
     "layer_step_flops",
     "layer_step_macs",
     "trilinear_op_flops",
@@ -177,6 +183,51 @@ def mkldnn_rnn_layer_flops(args: tuple, kwargs: dict, out: object) -> int:
     if kind is None or len(w_ih) != 2 or len(w_hh) != 2 or w_ih[0] != GATES[kind] * int(args[10]):
         raise UnsupportedOperatorFormula(SHAPE_REASON)
     return _pairs(args[0]) * layer_step_flops(kind, w_ih[1], int(args[10]), w_hh[1], bool(args[12]))
+
+
+BACKWARD_ELEMENTWISE = 5
+"""Element-wise FLOPs per gate element of a recurrent backward (truth.md 3; derivation below)."""
+
+
+def layer_step_backward_flops(kind: str, width: int, hidden: int, recurrent: int) -> int:
+    """FLOPs of the backward of one step of one row through one layer-direction (truth.md 3).
+
+    With ``Gh = G·h`` gate elements, the gate matrix products at 2 FLOPs per multiply-accumulate:
+
+    * ``grad_input``  ``dx = dgates · W_ih``          ``in·Gh`` MACs
+    * ``grad_hidden`` ``dh_prev = dgates · W_hh``     ``hr·Gh`` MACs (computed at every step: the
+      kernel returns the initial state's gradient too)
+    * ``grad_weight`` ``dW_ih += dgatesᵀ · x`` and ``dW_hh += dgatesᵀ · h_prev``: ``(in + hr)·Gh``
+
+    so ``4·Gh·(in + hr)``, twice the forward's products. Plus 5 element-wise operations per gate
+    element: for each gate (LSTM ``i``, ``f``, ``g``, ``o``; GRU ``r``, ``z``, ``n``), the gradient
+    reaching the gate's output through its partner in the state update (one product: ``dc·g``,
+    ``dc·c_prev``, ``dc·i``, ``dh·tanh(c')``), the derivative of its nonlinearity from the saved
+    activation (two: ``a·(1 − a)`` for a sigmoid, ``1 − a²`` for a tanh), their product (one), and
+    the bias gradient's accumulation over rows and steps (one; oneDNN computes it also without
+    biases, which PyTorch then passes as placeholders). ``5·Gh``. The recurrences of the state
+    gradients themselves (``dh = dy + dh_next``, the cell state's ``dc``) are not separately priced by
+    this convention.
+    """
+    gates = GATES[kind] * hidden
+    return 4 * gates * (width + recurrent) + BACKWARD_ELEMENTWISE * gates
+
+
+def mkldnn_rnn_layer_backward_flops(args: tuple, kwargs: dict, out: object) -> int:
+    """``aten.mkldnn_rnn_layer_backward(input, weight1, weight2, weight3, weight4, hx_, cx_tmp, output,
+    hy_, cy_, grad_output, grad_hy, grad_cy, reverse, mode, hidden_size, num_layers, has_biases, train,
+    bidirectional, batch_sizes, batch_first, workspace)``: the backward of one ``mkldnn_rnn_layer`` call
+    (one layer-direction of a CPU ``nn.LSTM`` in training), :func:`layer_step_backward_flops` per
+    (step, row) pair of ``input``. Every gradient is computed whichever the caller needs (the kernel
+    returns them all). A packed sequence (non-empty ``batch_sizes``) is unsupported.
+    """
+    if list(args[20]):
+        raise UnsupportedOperatorFormula(PACKED_REASON)
+    kind = _MKLDNN_MODES.get(int(args[14]))
+    w_ih, w_hh, hidden = _shape(args[1]), _shape(args[2]), int(args[15])
+    if kind is None or len(w_ih) != 2 or len(w_hh) != 2 or w_ih[0] != GATES[kind] * hidden:
+        raise UnsupportedOperatorFormula(SHAPE_REASON)
+    return _pairs(args[0]) * layer_step_backward_flops(kind, w_ih[1], hidden, w_hh[1])
 
 
 # --- nn.Bilinear ---------------------------------------------------------------------------------
