@@ -31,11 +31,6 @@ finally:
     sys.path.remove(str(ROOT / "benchmarks"))
 
 MEMO = "pending: module attributes of any type (crawl_module raises on padding='same'; truth.md 2)"
-COMPLEX = "pending: complex element-wise arithmetic and contractions (truth.md 3)"
-RNN = "pending: CPU RNN backward, aten.mkldnn_rnn_layer_backward (truth.md 3)"
-GROUPED_MM = "pending: aten._grouped_mm backward (truth.md 3)"
-INDEX_PUT = "pending: accumulating index_put with None indices, bias[:, idx] (truth.md 6)"
-FLOOR = "pending: rounded division on floating results (truth.md 3)"
 # torch 2.15 registers a products-only FlopCounterMode formula for the CPU flash attention kernel and
 # the library defers to it (partial); torch-versions.md 1 makes TorchScan's own formula win again.
 TORCH_215_ATTENTION = (
@@ -232,11 +227,11 @@ SUBSET: dict[str, dict[str, str]] = {
     },
     "xception": {},
     "convnext-v2": {},
-    "levit": {"complete": INDEX_PUT},
-    "xcit": {"complete": FLOOR},
-    "fno-1d": {"complete": COMPLEX},
-    "lstm-lm": {"complete": RNN},
-    "moe-grouped-mm": {"complete": GROUPED_MM},
+    "levit": {},
+    "xcit": {},
+    "fno-1d": {},
+    "lstm-lm": {},
+    "moe-grouped-mm": {},
     "moe-switch": {},
     "gcn": {},
     "gat": {},

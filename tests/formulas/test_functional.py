@@ -148,3 +148,15 @@ def test_product_kernels_are_never_pointwise():
         assert name in functional.PRODUCT_KERNELS
         call = _call(name, x, kind=functional.SUPPLEMENTAL, flops_=10, out=x)
         assert estimate_call(call) == (None, None, None)
+
+
+def test_complex_products_cost_four_real_ones():
+    # truth.md 3: bmm of (2, 3, 4) by (2, 4, 5) complex, as Linear(4, 5) on 3 rows per batch: FLOPs
+    # 3·5·(2·4 − 1) = 105, MACs 60 per batch; ×2 batches ×4 (a complex MAC is 4 real ones): 840 and
+    # 480; DMAs are element accesses, unchanged by the dtype
+    a, b = torch.ones(2, 3, 4), torch.ones(2, 4, 5)
+    real = estimate_call(_call("aten.bmm", a, b, out=a @ b))
+    ca, cb = a.to(torch.complex64), b.to(torch.complex64)
+    flops_, macs_, dmas_ = estimate_call(_call("aten.bmm", ca, cb, out=ca @ cb))
+    assert (flops_, macs_) == (840, 480) == (4 * real[0], 4 * real[1])
+    assert dmas_ == real[2]

@@ -151,10 +151,10 @@ def _linear(call: OperatorCall, bias_at: int | None, batched: bool) -> Estimate:
     beta = _kwarg(call, 3, "beta", 1) if bias_at is not None else 0
     has_bias = bias_at is not None and beta != 0
     layer = _module(nn.Linear, k, n, has_bias)
-    flops, macs, dmas = _module_estimate(
-        layer, (TensorMeta((rows, k), a.dtype),), TensorMeta((rows, n), a.dtype)
-    )
-    flops, macs, dmas = batches * flops, batches * macs, batches * dmas
+    # truth.md 3: a complex multiply-accumulate is 4 real multiplies and 4 real additions
+    factor, dtype = (4, torch.float32) if a.dtype.is_complex or b.dtype.is_complex else (1, a.dtype)
+    flops, macs, dmas = _module_estimate(layer, (TensorMeta((rows, k), dtype),), TensorMeta((rows, n), dtype))
+    flops, macs, dmas = batches * flops * factor, batches * macs * factor, batches * dmas
     if has_bias:
         # Linear reads its N bias values once per product; a broadcast operand may hold more or fewer.
         dmas += _first(call.args[0]).numel() - batches * n
