@@ -148,3 +148,19 @@ def test_product_kernels_are_never_pointwise():
         assert name in functional.PRODUCT_KERNELS
         call = _call(name, x, kind=functional.SUPPLEMENTAL, flops_=10, out=x)
         assert estimate_call(call) == (None, None, None)
+
+
+def test_meta_modules_are_keyed_by_type_and_never_by_an_unhashable_value():
+    # truth.md 2: 1, 1.0 and True configure three modules; a list is keyed by a copy of its items; a
+    # value that cannot be keyed (a tensor) builds a module for the call without caching it.
+    by_int = functional._module(nn.Threshold, 1, 0)
+    assert functional._module(nn.Threshold, 1, 0) is by_int
+    by_float = functional._module(nn.Threshold, 1.0, 0.0)
+    assert by_float is not by_int and type(by_float.threshold) is float
+    shape = [4]
+    listed = functional._module(nn.LayerNorm, shape)
+    shape[0] = 8  # mutating the caller's list never changes the stored key
+    assert functional._module(nn.LayerNorm, [4]) is listed
+    assert functional._module(nn.LayerNorm, [8]).normalized_shape == (8,)
+    uncached = functional._module(nn.Threshold, torch.tensor(1.0), 0)
+    assert functional._module(nn.Threshold, torch.tensor(1.0), 0) is not uncached

@@ -13,8 +13,13 @@ The key is deliberately narrow, so that a hit can never differ from a fresh eval
 * only PyTorch's own module classes (defined in ``torch.*``) with TorchScan's own formulas (a
   caller-registered formula may read anything) and no instance-level ``forward``;
 * every attribute the instance holds enters the key, except PyTorch's bookkeeping (parameter,
-  buffer and child tables, hook tables); an attribute that is not a plain value (a tensor outside
-  the parameter table, a callable, a dict) disables the memo for the call;
+  buffer and child tables, hook tables). Plain scalars enter as they are, with their types;
+  anything else (lists such as ``Conv2d(padding="same")``'s reversed padding, tuples of lists,
+  dicts, enum members) enters through :func:`~torchscan.formulas.keys.canonical`, a copy that
+  keeps types and order (truth.md 2: ``[1, 2]``, ``(1, 2)`` and ``"[1, 2]"`` are three keys, a
+  list mutated between two calls gives the second call another key). A value it cannot key (a
+  tensor outside the parameter table, a callable, an arbitrary object) disables the memo for the
+  call: never a crash, never a wrong hit;
 * own parameters and buffers enter by name, shape and dtype;
 * the call passes plain dense tensors positionally (no keywords, no subclasses such as fake or
   distributed tensors, no sparse or nested layouts) and returns one; their shapes and dtypes enter.
@@ -37,13 +42,13 @@ import torch
 from torch import nn
 
 from torchscan.formulas import registry
+from torchscan.formulas.keys import UNKEYABLE, canonical
 from torchscan.report.metric import copy_result
 from torchscan.report.schema import MetricResult
 
-# Values an attribute may hold and still be compared by equality in a key (tuples and lists of them too).
+# Attribute values that enter a key as they are (with their types): immutable, and equal values of one
+# type are interchangeable. Floats too, unless a zero or a NaN (see _ordinary_floats).
 _PLAIN = frozenset({int, float, bool, str, type(None)})
-_SEQUENCES = frozenset({tuple, list})
-_PLAIN_OR_SEQUENCE = _PLAIN | _SEQUENCES
 _STRUCTURE = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
 _STRIDED = torch.strided
 _TENSOR = torch.Tensor
@@ -89,12 +94,23 @@ _LAYOUTS: dict[tuple[str, ...], _Layout] = {}
 _MAX_LAYOUTS = 4096
 
 
-def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The instance's configuration with every value's type (and its items' types), or None.
+def _ordinary_floats(values: tuple[Any, ...], types: tuple[type, ...]) -> bool:
+    """True when no float among ``values`` is a zero or a NaN (``-0.0 == 0.0``; a NaN equals nothing)."""
+    for value, kind in zip(values, types, strict=True):
+        if kind is float and (value == 0.0 or value != value):
+            return False
+    return True
 
-    Types are kept because equal values of different types (``1``, ``1.0``, ``True``) compare and
-    hash alike, yet a formula may return an ``int`` for one and a ``float`` for the other. A value
-    that is not plain (a tensor outside the parameter table, a callable, a dict) refuses the memo.
+
+def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The instance's configuration as a hashable key part, or None when it cannot be keyed.
+
+    Plain scalars (the common case) enter as a tuple of values beside a tuple of their types: equal
+    values of different types (``1``, ``1.0``, ``True``) compare and hash alike, yet a formula may
+    return an ``int`` for one and a ``float`` for the other. Any other value (a list, a tuple of
+    lists, a dict, a zero or NaN float) sends the whole configuration through
+    :func:`~torchscan.formulas.keys.canonical`; the two forms have different lengths, so they never
+    compare equal.
     """
     names = tuple(state)
     layout = _LAYOUTS.get(names)
@@ -104,28 +120,23 @@ def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
         layout = _LAYOUTS[names] = _Layout(names)
     values = layout.values(state)
     types = tuple(map(type, values))
-    if not _PLAIN_OR_SEQUENCE.issuperset(types):
+    if _PLAIN.issuperset(types) and (float not in types or _ordinary_floats(values, types)):
+        return (layout, types, values)
+    described = canonical(values)
+    if described is UNKEYABLE:
         return None
-    parts: tuple[Any, ...] = (layout, types, values)
-    if tuple in types or list in types:
-        for value in values:
-            if type(value) in _SEQUENCES:
-                item_types = tuple(map(type, value))
-                if not _PLAIN.issuperset(item_types):
-                    return None
-                parts += (item_types,)
-    return parts
+    return (layout, described)
 
 
 def _tensors(table: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Names, shapes and dtypes of a module's own parameter or buffer table; None for a tensor subclass."""
+    """Names, shapes and dtypes of own parameters or buffers; None for a tensor subclass or nested tensor."""
     if not table:
         return ()
     parts: list[Any] = []
     for name, tensor in table.items():
         if tensor is None:
             parts.append((name, None))
-        elif type(tensor) in _OWN_TENSOR_TYPES and tensor.layout is _STRIDED:
+        elif type(tensor) in _OWN_TENSOR_TYPES and tensor.layout is _STRIDED and not tensor.is_nested:
             parts.append((name, tensor.shape, tensor.dtype))
         else:
             return None

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from torchscan.formulas import operators, registry
+from torchscan.formulas.keys import UNKEYABLE, canonical
 from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 # Operator kinds as the observer resolves them (torchscan.analysis.dispatch; duplicated as plain ints
@@ -128,8 +129,16 @@ _MODULES: dict[tuple[Any, ...], nn.Module] = {}
 
 
 def _module(factory: Callable[..., nn.Module], *config: Any) -> nn.Module:
-    """The meta-device module ``factory(*config)``, built once per configuration."""
-    key = (factory, *config)
+    """The meta-device module ``factory(*config)``, built once per configuration.
+
+    The configuration is keyed by :func:`~torchscan.formulas.keys.canonical` (truth.md 2): ``1``,
+    ``1.0`` and ``True`` are three configurations; one it cannot key is built for this call only.
+    """
+    described = canonical(config)
+    if described is UNKEYABLE:
+        with torch.device("meta"):
+            return factory(*config).eval()
+    key = (factory, described)
     module = _MODULES.get(key)
     if module is None:
         if len(_MODULES) > 512:  # bounded: configurations are few in practice
