@@ -17,7 +17,7 @@ from torch import nn
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
 from torchscan.analysis.inputs import qualified_name
 from torchscan.analysis.leaf_memo import MemoView, leaf_key
-from torchscan.formulas import registry
+from torchscan.formulas import ragged, registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
 from torchscan.report.schema import (
@@ -166,6 +166,13 @@ def estimate_leaf(
         for name in spatial:
             metrics[name] = field_result(name, "unavailable")
         return
+    if inp is not None and out is not None and (inp.is_nested or out.is_nested):
+        # truth.md 6: a row-wise family counts a ragged call as its rows laid out densely; any other
+        # family refuses the nested tensor below (unavailable, with the formula's reason).
+        stand_in = ragged.dense_call(module, inputs, inp, out)
+        if stand_in is not None:
+            inputs, inp, out = stand_in
+            output = out
     # Formulas are pure and normally silent: watch warnings once for the whole call, and only
     # when something warned re-run each formula alone to attribute the messages (A.2).
     with warnings.catch_warnings(record=True) as caught:

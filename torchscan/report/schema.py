@@ -76,9 +76,96 @@ class Diagnostic(TypedDict):
 
 # --- value metadata (analysis.md 5.4) -------------------------------------------------------
 
-# Metadata is a recursive tree of small dicts keyed by ``kind``; its variants are documented in
-# analysis.md 5.4. A single open TypedDict would misstate the shape, so it is an alias.
+# Metadata is a recursive tree of small dicts keyed by ``kind``; its variants (analysis.md 5.4) are
+# the TypedDicts below, one per kind, which the validator (report/validate_values.py) reads its key
+# sets from. A tree mixes them, so the type of a node is an alias.
 ValueMeta = dict[str, Any]
+
+
+class TensorValue(TypedDict):
+    """A dense tensor: its shape, dtype name, device name and ``requires_grad``; never its values."""
+
+    kind: Literal["tensor"]
+    shape: list[int]
+    dtype: str
+    device: str
+    requires_grad: bool
+
+
+class NestedTensorValue(TypedDict):
+    """A nested (ragged) tensor (truth.md 6): no ``shape``, since its components' sizes differ and no
+    single shape describes them (none is made up); never its values."""
+
+    kind: Literal["nested_tensor"]
+    dtype: str
+    device: str
+    requires_grad: bool
+
+
+class SizeValue(TypedDict):
+    """A ``torch.Size`` argument: shape metadata, not data."""
+
+    kind: Literal["size"]
+    shape: list[int]
+
+
+class ScalarValue(TypedDict):
+    """A bool, int, float, complex or str: its type name only, never the value."""
+
+    kind: Literal["scalar"]
+    type: str
+
+
+class SequenceValue(TypedDict):
+    """A tuple or list, item by item."""
+
+    kind: Literal["tuple", "list"]
+    items: list[ValueMeta]
+
+
+class MappingEntry(TypedDict):
+    """One entry of a mapping: its key when it is an identifier, an int or a bool (another string key
+    only as ``{"type": "str", "length": n}``, other keys not at all), the key's type and the value."""
+
+    key: NotRequired[str | int | bool | dict[str, Any]]
+    key_type: str
+    value: ValueMeta
+
+
+class MappingValue(TypedDict):
+    """A mapping: its type name and its entries in iteration order."""
+
+    kind: Literal["mapping"]
+    type: str
+    items: list[MappingEntry]
+
+
+class ObjectValue(TypedDict):
+    """Anything else: the qualified name of its type, never a ``repr``."""
+
+    kind: Literal["object"]
+    type: str
+
+
+class BareValue(TypedDict):
+    """``None`` (``none``), or the output of a call that raised (``failed``)."""
+
+    kind: Literal["none", "failed"]
+
+
+VALUE_KINDS: dict[str, type] = {
+    "tensor": TensorValue,
+    "nested_tensor": NestedTensorValue,
+    "size": SizeValue,
+    "scalar": ScalarValue,
+    "tuple": SequenceValue,
+    "list": SequenceValue,
+    "mapping": MappingValue,
+    "object": ObjectValue,
+    "none": BareValue,
+    "failed": BareValue,
+}
+"""Every ``kind`` of value metadata and the TypedDict that declares its keys."""
 
 
 class CallIO(TypedDict):
