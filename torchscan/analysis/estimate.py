@@ -9,7 +9,7 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from torch import nn
@@ -324,6 +324,35 @@ def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], ou
             record.diagnostics.append(
                 diagnostic("module_metric_warning", "; ".join(outcome.warnings), metric=first, path=path)
             )
+
+
+def leave_unsupported(record: CallRecord, module: nn.Module, fields: Iterable[str], reason: str) -> None:
+    """truth.md 6: the ``fields`` no formula filled stay ``unavailable`` with ``unsupported_module_metric``.
+
+    For a leaf whose custom handler omitted a compute field that no built-in module formula covers:
+    the functional fallback (real-models.md 1) is not applied to it, so a zero nobody measured never
+    reads as complete. ``reason`` completes the message (which handler omitted what).
+    """
+    metrics = record.metrics
+    missing = [name for name in fields if name not in metrics]
+    if not missing:
+        return
+    for name in missing:
+        metrics[name] = field_result(name, "unavailable")
+        record.diagnostics.append(
+            diagnostic(
+                "unsupported_module_metric",
+                f"{_unsupported_message(module)}; {reason}",
+                metric=name,
+                path=record.path,
+                class_path=_class_path(module),
+            )
+        )
+    # Estimates in canonical order after ``calls``, as every other path leaves them (report order).
+    head = {key: metrics[key] for key in ("calls",) if key in metrics}
+    estimates = {name: metrics[name] for name in ESTIMATE_FIELDS if name in metrics}
+    rest = {key: value for key, value in metrics.items() if key not in head and key not in estimates}
+    record.metrics = {**head, **estimates, **rest}
 
 
 def record_failure(recorder: CallRecorder, record: CallRecord, module: nn.Module) -> None:
