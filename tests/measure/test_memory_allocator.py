@@ -124,6 +124,11 @@ def test_the_gap_rule_is_one_percent_or_64_kib() -> None:
     figure["value"] = figure["known_value"] = ledger + ALLOCATOR_GAP_BYTES + 1
     report["context"]["ledger_device"] = "meta"  # a CPU figure beside meta tensors is never compared
     assert allocator_gap(report) is None
+    # CUDA (a report shaped as the CUDA path builds it; no hardware here): max_allocated_delta is compared
+    report["context"]["ledger_device"] = "cuda"
+    report["allocator"] = {"max_allocated_delta": dict(figure, method="torch.cuda.max_memory_allocated")}
+    gap = allocator_gap(report)
+    assert gap is not None and "CUDA allocator's max_allocated_delta" in gap["message"]
 
 
 def test_allocator_off_by_default_and_refused_where_there_is_none() -> None:
