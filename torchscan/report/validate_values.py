@@ -7,13 +7,34 @@ exactly the keys its TypedDict declares: a ``nested_tensor`` carries dtype, devi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ForwardRef, NotRequired, get_origin
 
 from torchscan.report.schema import VALUE_KINDS, MappingEntry
 from torchscan.report.validate_core import child, fail, is_count
 
-_ENTRY_REQUIRED = MappingEntry.__required_keys__
-_ENTRY_KEYS = _ENTRY_REQUIRED | MappingEntry.__optional_keys__
+
+def declared_keys(typed_dict: type) -> tuple[frozenset[str], frozenset[str]]:
+    """``(required, every)`` key names of a TypedDict of ``report/schema.py``.
+
+    Read from the annotations' text: the schema module postpones annotations, and Python 3.11's
+    ``__optional_keys__`` does not see ``NotRequired[...]`` written as a string.
+    """
+    annotations = typed_dict.__annotations__
+    every = frozenset(annotations)
+    optional = {name for name, kind in annotations.items() if _not_required(kind)}
+    return every - optional, every
+
+
+def _not_required(annotation: Any) -> bool:
+    if isinstance(annotation, ForwardRef):
+        annotation = annotation.__forward_arg__
+    if isinstance(annotation, str):
+        return annotation.startswith("NotRequired[")
+    return get_origin(annotation) is NotRequired
+
+
+_KEYS = {kind: declared_keys(declared) for kind, declared in VALUE_KINDS.items()}
+_ENTRY_REQUIRED, _ENTRY_KEYS = declared_keys(MappingEntry)
 _TEXT_KEYS = ("dtype", "device", "type", "key_type")
 
 
@@ -45,11 +66,10 @@ def check_value_meta(node: Any, where: str) -> None:
     if not isinstance(node, dict):
         raise fail(where, "value metadata must be an object")
     kind = node.get("kind")
-    declared = VALUE_KINDS.get(kind) if isinstance(kind, str) else None
-    if declared is None:
+    keys = _KEYS.get(kind) if isinstance(kind, str) else None
+    if keys is None:
         raise fail(child(where, "kind"), f"must be one of {', '.join(VALUE_KINDS)}")
-    required: frozenset[str] = declared.__required_keys__  # type: ignore[attr-defined]
-    _exact_keys(node, required, required | declared.__optional_keys__, where)  # type: ignore[attr-defined]
+    _exact_keys(node, *keys, where)
     for key in _TEXT_KEYS:
         if key in node and not isinstance(node[key], str):
             raise fail(child(where, key), "must be a string")
