@@ -34,6 +34,7 @@ with equal estimates share one set of MetricResults; no two reports share one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable
 from operator import itemgetter
 from typing import Any
@@ -47,8 +48,11 @@ from torchscan.report.metric import copy_result
 from torchscan.report.schema import MetricResult
 
 # Attribute values that enter a key as they are (with their types): immutable, and equal values of one
-# type are interchangeable. Floats too, unless a zero or a NaN (see _ordinary_floats).
+# type are interchangeable, except a float zero's sign (recorded beside them). Flat lists and tuples
+# of them too (a list as a tuple copy, its type kept in ``types``).
 _PLAIN = frozenset({int, float, bool, str, type(None)})
+_SEQUENCES = frozenset({tuple, list})
+_PLAIN_OR_SEQUENCE = _PLAIN | _SEQUENCES
 _STRUCTURE = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
 _STRIDED = torch.strided
 _TENSOR = torch.Tensor
@@ -94,23 +98,26 @@ _LAYOUTS: dict[tuple[str, ...], _Layout] = {}
 _MAX_LAYOUTS = 4096
 
 
-def _ordinary_floats(values: tuple[Any, ...], types: tuple[type, ...]) -> bool:
-    """True when no float among ``values`` is a zero or a NaN (``-0.0 == 0.0``; a NaN equals nothing)."""
-    for value, kind in zip(values, types, strict=True):
-        if kind is float and (value == 0.0 or value != value):
-            return False
-    return True
+def _zero_signs(values: tuple[Any, ...]) -> tuple[float, ...]:
+    """The sign of every float zero among ``values`` and their items, in order (``-0.0 == 0.0``)."""
+    signs: list[float] = []
+    for value in values:
+        for item in value if type(value) in _SEQUENCES else (value,):
+            if type(item) is float and item == 0.0:
+                signs.append(math.copysign(1.0, item))
+    return tuple(signs)
 
 
 def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
     """The instance's configuration as a hashable key part, or None when it cannot be keyed.
 
-    Plain scalars (the common case) enter as a tuple of values beside a tuple of their types: equal
-    values of different types (``1``, ``1.0``, ``True``) compare and hash alike, yet a formula may
-    return an ``int`` for one and a ``float`` for the other. Any other value (a list, a tuple of
-    lists, a dict, a zero or NaN float) sends the whole configuration through
-    :func:`~torchscan.formulas.keys.canonical`; the two forms have different lengths, so they never
-    compare equal.
+    The common case, plain scalars and flat lists or tuples of them, is a 5-tuple: the values (lists
+    copied as tuples), their types, the item types of each sequence, and the signs of float zeros.
+    Types are kept because equal values of different types (``1``, ``1.0``, ``True``; ``[1, 2]`` and
+    ``(1, 2)``) compare and hash alike, yet a formula may treat them differently; a NaN equals no
+    other NaN object, which can only cost a miss. Anything else (a nested container, a dict, an enum)
+    goes through :func:`~torchscan.formulas.keys.canonical` as a 2-tuple, so the two forms never
+    compare equal; a value it cannot key refuses the memo.
     """
     names = tuple(state)
     layout = _LAYOUTS.get(names)
@@ -120,8 +127,17 @@ def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
         layout = _LAYOUTS[names] = _Layout(names)
     values = layout.values(state)
     types = tuple(map(type, values))
-    if _PLAIN.issuperset(types) and (float not in types or _ordinary_floats(values, types)):
-        return (layout, types, values)
+    if _PLAIN_OR_SEQUENCE.issuperset(types):
+        items: tuple[tuple[type, ...], ...] = ()
+        flat = True
+        if tuple in types or list in types:
+            items = tuple(tuple(map(type, value)) for value in values if type(value) in _SEQUENCES)
+            flat = all(_PLAIN.issuperset(item) for item in items)
+            if flat and list in types:
+                values = tuple(tuple(value) if type(value) is list else value for value in values)
+        if flat:
+            floats = float in types or any(float in item for item in items)
+            return (layout, types, values, items, _zero_signs(values) if floats else ())
     described = canonical(values)
     if described is UNKEYABLE:
         return None
