@@ -109,6 +109,12 @@ def _hardware_free_cases() -> dict[str, Bad]:
         "crawl-shape-bool": Bad(_crawl(input_shape=(True,)), TypeError, "input_shape"),
         "crawl-shape-overflow": Bad(_crawl(input_shape=(2**40, 2**40)), ValueError, "input_shape"),
         "crawl-shape-tensor": Bad(_crawl(input_shape=torch.ones(4)), TypeError, "input_shape"),
+        # issue #32: an empty shape is neither "no inputs" nor "one input": refused, naming the argument
+        "crawl-shape-empty-list": Bad(
+            lambda m, _w: torchscan.crawl_module(m, []), TypeError, "input_shape is an empty list"
+        ),
+        "crawl-shape-empty-tuple": Bad(_crawl(input_shape=()), TypeError, "input_shape is an empty tuple"),
+        "summary-shape-empty": Bad(_summary(input_shape=[]), TypeError, "input_shape"),
         "crawl-dtype-str": Bad(_crawl(dtype="float32"), TypeError, "dtype"),
         "crawl-dtype-count": Bad(_crawl(dtype=[torch.float32, torch.float32]), ValueError, "dtype"),
         "crawl-args-not-tuple": Bad(

@@ -1,12 +1,21 @@
 """Per-module formula functions callable on one observed call (formulas.md A.1).
 
 These are the public compatibility entry points over the formula registries. They are the only
-place that turns "module type not recognised" into a warning: an unrecognised type (no registered
-family, or an older family whose ``forward`` was changed, signalled by
-:class:`~torchscan.formulas.registry.NotRecognised`) emits ``UserWarning("Module type not supported:
-<ClassName>")`` and returns ``0`` (``module_rf``: ``(1.0, 1.0, 0.0)``). A recognised type in a
-configuration its formula does not cover raises ``NotImplementedError`` (precisely
-:class:`~torchscan.formulas.registry.UnsupportedConfiguration`) with the spec's reason.
+place that turns "module type not recognised" into a warning. ``module_flops``, ``module_macs`` and
+``module_dmas`` treat a call they cannot count the same way, one rule for all three (truth.md 6):
+
+* an unrecognised type (no registered family, or an older family whose ``forward`` was changed,
+  signalled by :class:`~torchscan.formulas.registry.NotRecognised`) emits
+  ``UserWarning("Module type not supported: <ClassName>")`` and returns ``0``, whatever the
+  arguments (``module_rf``: ``(1.0, 1.0, 0.0)``);
+* a recognised type raises: ``ValueError`` when the call exposes no input or no output tensor,
+  ``NotImplementedError`` (precisely :class:`~torchscan.formulas.registry.UnsupportedConfiguration`)
+  with the spec's reason for a configuration its formula does not cover.
+
+The only differences are the spec's own per-metric conventions: ``Identity`` and ``Flatten`` count
+0 FLOPs whatever the input's dtype or layout (A.1), and a zero-batch ``MultiheadAttention`` has
+FLOPs but no MACs or DMAs (extensions spec 15.6). A nested (ragged) call of a row-wise family
+(:mod:`torchscan.formulas.ragged`) is counted on its rows, as ``crawl_module`` counts it.
 
 Counts describe a nominal dense algorithm: they are not kernel instruction counts, not bytes, not
 latency. None of these functions builds a ``MetricResult``; ``crawl_module`` does that.
@@ -19,7 +28,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from torchscan.formulas import registry  # importing the package registers every family
+from torchscan.formulas import ragged, registry  # importing the package registers every family
 from torchscan.formulas.attention import NATIVE_TYPES
 from torchscan.formulas.attention_costs import native_dmas, native_flops, native_macs
 from torchscan.formulas.attention_layers import native_spec
@@ -30,11 +39,35 @@ __all__ = ["module_dmas", "module_flops", "module_macs", "module_rf"]
 UNRECOGNISED_RF = (1.0, 1.0, 0.0)
 
 
-def _tensor(value: Any, role: str) -> Tensor:
-    tensor = first_tensor(value)
-    if tensor is None:
-        raise ValueError(f"Module formulas need an {role} tensor.")
-    return tensor
+MISSING_TENSORS = "Module formulas need an input tensor and an output tensor."
+
+
+def _ordered(inputs: Any) -> tuple[Any, ...]:
+    """The ordered input tuple: a tuple or list as given, any other single value as a 1-tuple."""
+    return tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+
+
+def _call(module: nn.Module, inputs: Any, out: Any) -> tuple[tuple[Any, ...], Tensor, Tensor, Any]:
+    """``(ordered inputs, first input tensor, first output tensor, output)`` of a recognised type.
+
+    Raises ``ValueError`` when either tensor is missing (the same for all three metrics); a nested
+    call of a row-wise family becomes its dense stand-in (:func:`torchscan.formulas.ragged.dense_call`).
+    """
+    ordered = _ordered(inputs)
+    inp, first_out = first_tensor(ordered), first_tensor(out)
+    if inp is None or first_out is None:
+        raise ValueError(MISSING_TENSORS)
+    if inp.is_nested or first_out.is_nested:
+        stand_in = ragged.dense_call(module, ordered, inp, first_out)
+        if stand_in is not None:
+            ordered, inp, first_out = stand_in
+            return ordered, inp, first_out, first_out
+    return ordered, inp, first_out, out
+
+
+def _unsupported(module: nn.Module, fallback: Any) -> Any:
+    warnings.warn(f"Module type not supported: {type(module).__name__}", UserWarning, stacklevel=4)
+    return fallback
 
 
 def _apply(table: registry.FormulaRegistry[Any], module: nn.Module, fallback: Any, *args: Any) -> Any:
@@ -45,8 +78,20 @@ def _apply(table: registry.FormulaRegistry[Any], module: nn.Module, fallback: An
             return formula(module, *args)
         except registry.NotRecognised:
             pass
-    warnings.warn(f"Module type not supported: {type(module).__name__}", UserWarning, stacklevel=3)
-    return fallback
+    return _unsupported(module, fallback)
+
+
+def _first_tensors(
+    table: registry.FormulaRegistry[Any], module: nn.Module, inp: Any, out: Any
+) -> tuple[Any, Any]:
+    """The first input and output tensors a MACs, DMAs or receptive-field formula reads.
+
+    An unrecognised type gets its arguments back unread (:func:`_apply` then warns and returns 0).
+    """
+    if table.lookup(type(module)) is None:
+        return inp, out
+    _, first_in, first_out, _ = _call(module, inp, out)
+    return first_in, first_out
 
 
 def _native(module: nn.Module, inputs: Any, field: str) -> int | None:
@@ -59,7 +104,7 @@ def _native(module: nn.Module, inputs: Any, field: str) -> int | None:
     """
     if type(module) not in NATIVE_TYPES:
         return None
-    args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    args = _ordered(inputs)
     if field == "module_flops" and type(module) is nn.MultiheadAttention:
         # The narrower module-FLOP boundary of extensions-and-transformers.md 15.6, as the analysis.
         return native_flops(native_spec(module, args, {}, strict=False))
@@ -77,8 +122,10 @@ def module_flops(module: nn.Module, inputs: Any, out: Any) -> int:
     native = _native(module, inputs, "module_flops")
     if native is not None:
         return native
-    ordered = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    return _apply(registry.flops, module, 0, ordered, out)
+    ordered, output = _ordered(inputs), out
+    if registry.flops.lookup(type(module)) is not None:
+        ordered, _, _, output = _call(module, inputs, out)
+    return _apply(registry.flops, module, 0, ordered, output)
 
 
 def module_macs(module: nn.Module, inp: Any, out: Any) -> int:
@@ -91,9 +138,7 @@ def module_macs(module: nn.Module, inp: Any, out: Any) -> int:
     native = _native(module, inp, "macs")
     if native is not None:
         return native
-    if registry.macs.lookup(type(module)) is not None:
-        inp, out = _tensor(inp, "input"), _tensor(out, "output")
-    return _apply(registry.macs, module, 0, inp, out)
+    return _apply(registry.macs, module, 0, *_first_tensors(registry.macs, module, inp, out))
 
 
 def module_dmas(module: nn.Module, inp: Any, out: Any) -> int:
@@ -104,9 +149,7 @@ def module_dmas(module: nn.Module, inp: Any, out: Any) -> int:
     native = _native(module, inp, "dmas")
     if native is not None:
         return native
-    if registry.dmas.lookup(type(module)) is not None:
-        inp, out = _tensor(inp, "input"), _tensor(out, "output")
-    return _apply(registry.dmas, module, 0, inp, out)
+    return _apply(registry.dmas, module, 0, *_first_tensors(registry.dmas, module, inp, out))
 
 
 def module_rf(module: nn.Module, inp: Any, out: Any) -> tuple[float, float, float] | None:
@@ -115,6 +158,5 @@ def module_rf(module: nn.Module, inp: Any, out: Any) -> tuple[float, float, floa
     ``None`` means the spatial receptive field is meaningless for the family (not applicable). A
     transposed convolution reports a negative field and a fractional stride by convention.
     """
-    if registry.receptive_field.lookup(type(module)) is not None:
-        inp, out = _tensor(inp, "input"), _tensor(out, "output")
-    return _apply(registry.receptive_field, module, UNRECOGNISED_RF, inp, out)
+    first = _first_tensors(registry.receptive_field, module, inp, out)
+    return _apply(registry.receptive_field, module, UNRECOGNISED_RF, *first)  # type: ignore[no-any-return]

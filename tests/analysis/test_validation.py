@@ -30,6 +30,8 @@ CASES = [
     ({"input_shape": (3, True)}, ValueError, "True"),
     ({"input_shape": "3"}, ValueError, "shape"),
     ({"input_shape": (3.0,)}, ValueError, "3.0"),
+    ({"input_shape": []}, ValueError, "empty list"),  # ShapeTypeError: a TypeError and a ValueError
+    ({"input_shape": ()}, TypeError, "empty tuple"),
     ({"input_shape": (3,), "dtype": "float32"}, TypeError, "dtype"),
     ({"input_shape": (3,), "dtype": [torch.float32, 3]}, TypeError, "dtype"),
     ({"input_shape": [(3,), (3,)], "dtype": [torch.float32]}, ValueError, "dtypes"),
@@ -190,3 +192,25 @@ def test_a_negative_dimension_is_a_value_error_only():
     with pytest.raises(ValueError, match="input_shape") as caught:
         crawl_module(Spy(), (3, -1))
     assert not isinstance(caught.value, TypeError)
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        ([()], [(1,)]),  # one shape without dimensions: the batch dimension alone
+        ([[]], [(1,)]),
+        (((),), [(1,)]),
+        ([(), [2]], [(1,), (1, 2)]),
+        ([[], []], [(1,), (1,)]),
+    ],
+)
+def test_an_empty_shape_inside_a_list_is_one_input_of_batch_one(shape, expected):
+    seen = []
+
+    class Record(nn.Module):
+        def forward(self, *inputs):
+            seen.extend(tuple(x.shape) for x in inputs)
+            return inputs[0]
+
+    crawl_module(Record(), shape)
+    assert seen == expected

@@ -160,3 +160,19 @@ def test_complex_products_cost_four_real_ones():
     flops_, macs_, dmas_ = estimate_call(_call("aten.bmm", ca, cb, out=ca @ cb))
     assert (flops_, macs_) == (840, 480) == (4 * real[0], 4 * real[1])
     assert dmas_ == real[2]
+
+
+def test_meta_modules_are_keyed_by_type_and_never_by_an_unhashable_value():
+    # truth.md 2: 1, 1.0 and True configure three modules; a list is keyed by a copy of its items; a
+    # value that cannot be keyed (a tensor) builds a module for the call without caching it.
+    by_int = functional._module(nn.Threshold, 1, 0)
+    assert functional._module(nn.Threshold, 1, 0) is by_int
+    by_float = functional._module(nn.Threshold, 1.0, 0.0)
+    assert by_float is not by_int and type(by_float.threshold) is float
+    shape = [4]
+    listed = functional._module(nn.LayerNorm, shape)
+    shape[0] = 8  # mutating the caller's list never changes the stored key
+    assert functional._module(nn.LayerNorm, [4]) is listed
+    assert functional._module(nn.LayerNorm, [8]).normalized_shape == (8,)
+    uncached = functional._module(nn.Threshold, torch.tensor(1.0), 0)
+    assert functional._module(nn.Threshold, torch.tensor(1.0), 0) is not uncached

@@ -282,16 +282,37 @@ NON_DENSE = {
 
 @pytest.mark.parametrize("kind", NON_DENSE)
 def test_non_dense_inputs_are_unsupported(kind: str) -> None:
-    """A.1: complex, sparse and nested inputs make the call an unsupported configuration."""
+    """A.1: complex, sparse and nested inputs make the call an unsupported configuration; truth.md 6
+    counts a nested call of a row-wise family (ReLU) on its rows, see the next test."""
     x = NON_DENSE[kind]()
-    for module, reason in (
-        (nn.ReLU(), DENSE),
-        (nn.ReflectionPad1d(1), "Layout estimates require dense real tensors."),
-    ):
+    cases = [(nn.ReflectionPad1d(1), "Layout estimates require dense real tensors.")]
+    if kind != "nested":
+        cases.append((nn.ReLU(), DENSE))
+    for module, reason in cases:
         with pytest.raises(NotImplementedError, match=f"^{re.escape(reason)}$"):
             module_flops(module, (x,), x)
         with pytest.raises(NotImplementedError, match=f"^{re.escape(reason)}$"):
             module_dmas(module, x, x)
+
+
+def test_row_wise_families_count_a_nested_call_on_its_rows() -> None:
+    """truth.md 6: 3 rows of 3 (lengths 2 and 1) count as the dense (3, 3) call."""
+    x = _nested()
+    dense = torch.ones(3, 3)
+    for module in (nn.ReLU(), nn.Identity(), nn.Flatten(), nn.Linear(3, 3)):
+        out = module(x) if not isinstance(module, nn.Flatten) else x
+        dense_out = module(dense)
+        if isinstance(module, nn.Flatten):
+            # Flatten is not row-wise (it merges the ragged dimension): FLOPs 0 whatever, DMAs unsupported
+            assert module_flops(module, (x,), x) == 0
+            with pytest.raises(NotImplementedError, match=f"^{re.escape(DENSE)}$"):
+                module_dmas(module, x, x)
+            continue
+        assert module_flops(module, (x,), out) == module_flops(module, (dense,), dense_out)
+        assert module_macs(module, x, out) == module_macs(module, dense, dense_out)
+        assert module_dmas(module, x, out) == module_dmas(module, dense, dense_out)
+    # ReLU: 9 elements, 1 FLOP each, read and written once
+    assert (module_flops(nn.ReLU(), (x,), x), module_dmas(nn.ReLU(), x, x)) == (9, 18)
 
 
 @pytest.mark.parametrize("kind", NON_DENSE)
@@ -299,6 +320,9 @@ def test_non_dense_inputs_are_unsupported(kind: str) -> None:
 def test_identity_and_flatten_flops_are_zero_whatever_the_input(kind: str, module: nn.Module) -> None:
     x = NON_DENSE[kind]()
     assert module_flops(module, (x,), x) == 0
+    if kind == "nested" and isinstance(module, nn.Identity):
+        assert module_dmas(module, x, x) == 9  # truth.md 6: row-wise, its 9 elements read once
+        return
     with pytest.raises(NotImplementedError, match=f"^{re.escape(DENSE)}$"):
         module_dmas(module, x, x)
 

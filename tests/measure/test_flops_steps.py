@@ -63,14 +63,19 @@ def test_hand_written_decode_loop_steps_sum_exactly():
     assert report["operator_bytes"]["value"] == 2856
     for step in report["by_step"]:
         assert step["flops"]["scope"] == "step" and step["flops"]["status"] == "complete"
-        assert step["attention_kv_bytes"]["status"] == "unavailable"  # no fused attention kernel: never 0
+        # truth.md 4: a product but no softmax and no fused kernel: this decoder has no attention, so
+        # its KV bytes are not applicable (with the reason), neither 0 nor "attention not fused"
+        kv = step["attention_kv_bytes"]
+        assert (kv["status"], kv["method"]) == ("unavailable", "not_applicable")
     # the argmax outside the steps ran no matrix product, hence no attention: a complete 0
     outside_kv = outside["attention_kv_bytes"]
     assert (outside_kv["status"], outside_kv["value"]) == ("complete", 0)
     assert [(d["code"], d["metric"]) for d in report["diagnostics"]] == [
-        ("attention_not_fused", "attention_kv_bytes")
+        ("attention_kv_not_applicable", "attention_kv_bytes")
     ]
-    assert report["diagnostics"][0]["message"].startswith("Steps 0, 1, 2 ran no fused attention kernel")
+    assert report["diagnostics"][0]["message"].startswith(
+        "Steps 0, 1, 2 ran matrix products but no attention"
+    )
     validate_flop_report(json.loads(json.dumps(report)))
 
 

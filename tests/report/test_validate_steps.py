@@ -34,6 +34,7 @@ def broken(report, change):
 def test_a_measured_report_is_valid(stepped):
     validate_flop_report(json.loads(json.dumps(stepped)))
     assert len(stepped["by_step"]) == 2 and stepped["outside_steps"]["flops"]["value"] > 0
+    assert [step["attention_kv_bytes"]["method"] for step in stepped["by_step"]] == ["not_applicable"] * 2
 
 
 def _bump(report, key):
@@ -54,7 +55,19 @@ CASES = [
     (lambda r: r["by_step"][0]["flops"].update(scope="workload"), "scope step"),
     (lambda r: r["outside_steps"]["operator_bytes"].update(method="x"), "method torchscan_operator_bytes"),
     (lambda r: r["by_step"][0]["attention_kv_bytes"].update(unit="FLOPs"), "unit bytes"),
-    (lambda r: r.update(diagnostics=[]), "attention_not_fused"),
+    # A Linear has no attention: its steps' KV bytes are not_applicable, with their reason (truth.md 4).
+    (
+        lambda r: r.update(diagnostics=[]),
+        "not_applicable attention_kv_bytes needs attention_kv_not_applicable",
+    ),
+    (
+        lambda r: r["by_step"][0]["attention_kv_bytes"].update(method="torchscan_attention_kv_bytes"),
+        "attention_not_fused",
+    ),
+    (
+        lambda r: r["by_step"][0]["attention_kv_bytes"].update(status="complete", value=0, known_value=0),
+        "a not_applicable result must be unavailable",
+    ),
     (lambda r: r.update(by_operator_bytes={"aten.addmm": 1}), "sum exactly to operator_bytes"),
     (lambda r: r.update(by_operator_bytes=dict(reversed(r["by_operator_bytes"].items()))), "sorted"),
     (lambda r: r["by_operator_bytes"].update({"aten.mm": -1}), "nonnegative integer"),

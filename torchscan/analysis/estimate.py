@@ -9,7 +9,7 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from torch import nn
@@ -17,7 +17,7 @@ from torch import nn
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
 from torchscan.analysis.inputs import qualified_name
 from torchscan.analysis.leaf_memo import MemoView, leaf_key
-from torchscan.formulas import registry
+from torchscan.formulas import ragged, registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
 from torchscan.report.schema import (
@@ -166,6 +166,13 @@ def estimate_leaf(
         for name in spatial:
             metrics[name] = field_result(name, "unavailable")
         return
+    if inp is not None and out is not None and (inp.is_nested or out.is_nested):
+        # truth.md 6: a row-wise family counts a ragged call as its rows laid out densely; any other
+        # family refuses the nested tensor below (unavailable, with the formula's reason).
+        stand_in = ragged.dense_call(module, inputs, inp, out)
+        if stand_in is not None:
+            inputs, inp, out = stand_in
+            output = out
     # Formulas are pure and normally silent: watch warnings once for the whole call, and only
     # when something warned re-run each formula alone to attribute the messages (A.2).
     with warnings.catch_warnings(record=True) as caught:
@@ -317,6 +324,35 @@ def _record_spatial(record: CallRecord, module: nn.Module, fields: list[str], ou
             record.diagnostics.append(
                 diagnostic("module_metric_warning", "; ".join(outcome.warnings), metric=first, path=path)
             )
+
+
+def leave_unsupported(record: CallRecord, module: nn.Module, fields: Iterable[str], reason: str) -> None:
+    """truth.md 6: the ``fields`` no formula filled stay ``unavailable`` with ``unsupported_module_metric``.
+
+    For a leaf whose custom handler omitted a compute field that no built-in module formula covers:
+    the functional fallback (real-models.md 1) is not applied to it, so a zero nobody measured never
+    reads as complete. ``reason`` completes the message (which handler omitted what).
+    """
+    metrics = record.metrics
+    missing = [name for name in fields if name not in metrics]
+    if not missing:
+        return
+    for name in missing:
+        metrics[name] = field_result(name, "unavailable")
+        record.diagnostics.append(
+            diagnostic(
+                "unsupported_module_metric",
+                f"{_unsupported_message(module)}; {reason}",
+                metric=name,
+                path=record.path,
+                class_path=_class_path(module),
+            )
+        )
+    # Estimates in canonical order after ``calls``, as every other path leaves them (report order).
+    head = {key: metrics[key] for key in ("calls",) if key in metrics}
+    estimates = {name: metrics[name] for name in ESTIMATE_FIELDS if name in metrics}
+    rest = {key: value for key, value in metrics.items() if key not in head and key not in estimates}
+    record.metrics = {**head, **estimates, **rest}
 
 
 def record_failure(recorder: CallRecorder, record: CallRecord, module: nn.Module) -> None:

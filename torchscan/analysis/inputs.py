@@ -141,7 +141,18 @@ def validate_shape(shape: object) -> tuple[int, ...]:
 
 
 def normalize_shapes(input_shape: object) -> list[tuple[int, ...]]:
-    """A single shape means one input; a list/tuple of shapes means several, in order."""
+    """A single shape means one input; a list/tuple of shapes means several, in order.
+
+    An empty ``input_shape`` (``[]`` or ``()``) is refused with :class:`ShapeTypeError`: it could mean
+    "no inputs" or "one input without dimensions", so it names neither. ``[()]`` (one shape, empty)
+    is one input of shape ``(1,)`` (the batch dimension alone); a call without inputs is ``args=()``.
+    """
+    if isinstance(input_shape, tuple | list) and not input_shape:
+        raise ShapeTypeError(
+            f"input_shape is an empty {type(input_shape).__name__}: give the shape of one sample, e.g. "
+            "(3, 224, 224) (the batch dimension of 1 is added); [()] for one input with no dimension "
+            "besides the batch; args=() for a call without inputs"
+        )
     if (
         isinstance(input_shape, tuple | list)
         and input_shape

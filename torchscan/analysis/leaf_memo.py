@@ -13,8 +13,13 @@ The key is deliberately narrow, so that a hit can never differ from a fresh eval
 * only PyTorch's own module classes (defined in ``torch.*``) with TorchScan's own formulas (a
   caller-registered formula may read anything) and no instance-level ``forward``;
 * every attribute the instance holds enters the key, except PyTorch's bookkeeping (parameter,
-  buffer and child tables, hook tables); an attribute that is not a plain value (a tensor outside
-  the parameter table, a callable, a dict) disables the memo for the call;
+  buffer and child tables, hook tables). Plain scalars enter as they are, with their types;
+  anything else (lists such as ``Conv2d(padding="same")``'s reversed padding, tuples of lists,
+  dicts, enum members) enters through :func:`~torchscan.formulas.keys.canonical`, a copy that
+  keeps types and order (truth.md 2: ``[1, 2]``, ``(1, 2)`` and ``"[1, 2]"`` are three keys, a
+  list mutated between two calls gives the second call another key). A value it cannot key (a
+  tensor outside the parameter table, a callable, an arbitrary object) disables the memo for the
+  call: never a crash, never a wrong hit;
 * own parameters and buffers enter by name, shape and dtype;
 * the call passes plain dense tensors positionally (no keywords, no subclasses such as fake or
   distributed tensors, no sparse or nested layouts) and returns one; their shapes and dtypes enter.
@@ -29,6 +34,7 @@ with equal estimates share one set of MetricResults; no two reports share one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable
 from operator import itemgetter
 from typing import Any
@@ -37,10 +43,13 @@ import torch
 from torch import nn
 
 from torchscan.formulas import registry
+from torchscan.formulas.keys import UNKEYABLE, canonical
 from torchscan.report.metric import copy_result
 from torchscan.report.schema import MetricResult
 
-# Values an attribute may hold and still be compared by equality in a key (tuples and lists of them too).
+# Attribute values that enter a key as they are (with their types): immutable, and equal values of one
+# type are interchangeable, except a float zero's sign (recorded beside them). Flat lists and tuples
+# of them too (a list as a tuple copy, its type kept in ``types``).
 _PLAIN = frozenset({int, float, bool, str, type(None)})
 _SEQUENCES = frozenset({tuple, list})
 _PLAIN_OR_SEQUENCE = _PLAIN | _SEQUENCES
@@ -89,12 +98,26 @@ _LAYOUTS: dict[tuple[str, ...], _Layout] = {}
 _MAX_LAYOUTS = 4096
 
 
-def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The instance's configuration with every value's type (and its items' types), or None.
+def _zero_signs(values: tuple[Any, ...]) -> tuple[float, ...]:
+    """The sign of every float zero among ``values`` and their items, in order (``-0.0 == 0.0``)."""
+    signs: list[float] = []
+    for value in values:
+        for item in value if type(value) in _SEQUENCES else (value,):
+            if type(item) is float and item == 0.0:
+                signs.append(math.copysign(1.0, item))
+    return tuple(signs)
 
-    Types are kept because equal values of different types (``1``, ``1.0``, ``True``) compare and
-    hash alike, yet a formula may return an ``int`` for one and a ``float`` for the other. A value
-    that is not plain (a tensor outside the parameter table, a callable, a dict) refuses the memo.
+
+def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The instance's configuration as a hashable key part, or None when it cannot be keyed.
+
+    The common case, plain scalars and flat lists or tuples of them, is a 5-tuple: the values (lists
+    copied as tuples), their types, the item types of each sequence, and the signs of float zeros.
+    Types are kept because equal values of different types (``1``, ``1.0``, ``True``; ``[1, 2]`` and
+    ``(1, 2)``) compare and hash alike, yet a formula may treat them differently; a NaN equals no
+    other NaN object, which can only cost a miss. Anything else (a nested container, a dict, an enum)
+    goes through :func:`~torchscan.formulas.keys.canonical` as a 2-tuple, so the two forms never
+    compare equal; a value it cannot key refuses the memo.
     """
     names = tuple(state)
     layout = _LAYOUTS.get(names)
@@ -104,28 +127,32 @@ def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
         layout = _LAYOUTS[names] = _Layout(names)
     values = layout.values(state)
     types = tuple(map(type, values))
-    if not _PLAIN_OR_SEQUENCE.issuperset(types):
+    if _PLAIN_OR_SEQUENCE.issuperset(types):
+        items: tuple[tuple[type, ...], ...] = ()
+        flat = True
+        if tuple in types or list in types:
+            items = tuple(tuple(map(type, value)) for value in values if type(value) in _SEQUENCES)
+            flat = all(_PLAIN.issuperset(item) for item in items)
+            if flat and list in types:
+                values = tuple(tuple(value) if type(value) is list else value for value in values)
+        if flat:
+            floats = float in types or any(float in item for item in items)
+            return (layout, types, values, items, _zero_signs(values) if floats else ())
+    described = canonical(values)
+    if described is UNKEYABLE:
         return None
-    parts: tuple[Any, ...] = (layout, types, values)
-    if tuple in types or list in types:
-        for value in values:
-            if type(value) in _SEQUENCES:
-                item_types = tuple(map(type, value))
-                if not _PLAIN.issuperset(item_types):
-                    return None
-                parts += (item_types,)
-    return parts
+    return (layout, described)
 
 
 def _tensors(table: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Names, shapes and dtypes of a module's own parameter or buffer table; None for a tensor subclass."""
+    """Names, shapes and dtypes of own parameters or buffers; None for a tensor subclass or nested tensor."""
     if not table:
         return ()
     parts: list[Any] = []
     for name, tensor in table.items():
         if tensor is None:
             parts.append((name, None))
-        elif type(tensor) in _OWN_TENSOR_TYPES and tensor.layout is _STRIDED:
+        elif type(tensor) in _OWN_TENSOR_TYPES and tensor.layout is _STRIDED and not tensor.is_nested:
             parts.append((name, tensor.shape, tensor.dtype))
         else:
             return None

@@ -50,9 +50,18 @@ ATTENTION_KERNELS = frozenset(
 MATRIX_PRODUCTS = frozenset(
     f"aten.{name}" for name in ("mm", "bmm", "baddbmm", "addbmm", "addmm", "matmul", "einsum", "_grouped_mm")
 )
-"""Products through which attention can run unfused (eager ``matmul``/``einsum`` attention). Work that
-ran neither a fused attention kernel nor one of these ran no attention at all: its KV bytes are a
-complete 0 (sampling and stopping checks between decode steps), never ``attention_not_fused``."""
+"""Products through which attention can run unfused (eager ``matmul``/``einsum`` attention), beside a
+softmax (:data:`SOFTMAX_KERNELS`). Work that ran neither a fused attention kernel nor one of these
+is glue (sampling and stopping checks between decode steps): its KV bytes are a complete 0. Work
+with products but no softmax ran no attention: ``not_applicable`` (truth.md 4), never
+``attention_not_fused``."""
+
+SOFTMAX_KERNELS = frozenset(
+    f"aten.{name}" for name in ("_softmax", "softmax", "_safe_softmax", "_masked_softmax", "special_softmax")
+)
+"""The normalisation of attention scores. Unfused (eager) attention runs a matrix product, a softmax
+and another product; work that ran products but no softmax (a plain MLP, a recurrent or state-space
+scan such as Mamba's or RWKV's) read no attention keys and values: its KV bytes are not applicable."""
 
 UNSIZED_REASON = (
     "A sparse, nested or subclass tensor operand cannot be sized from its view; its bytes are not counted."
@@ -72,6 +81,7 @@ class ByteRule:
     out_names: tuple[str, ...]  # ``out=`` arguments: written (sized as outputs), never read
     attention: bool  # a fused attention kernel: its key and value are KV bytes
     product: bool  # a matrix product: unfused attention may have run through it
+    softmax: bool  # a softmax: with products, unfused attention may have run
 
 
 def byte_rule(func: Any, entry: Entry) -> ByteRule:
@@ -81,7 +91,10 @@ def byte_rule(func: Any, entry: Entry) -> ByteRule:
         entry.reason in ZERO_BYTE_REASONS or (schema is not None and returns_alias(schema))
     )
     out_names = tuple(a.name for a in schema.arguments if a.is_out) if schema is not None else ()
-    return ByteRule(zero, out_names, entry.name in ATTENTION_KERNELS, entry.name in MATRIX_PRODUCTS)
+    name = entry.name
+    return ByteRule(
+        zero, out_names, name in ATTENTION_KERNELS, name in MATRIX_PRODUCTS, name in SOFTMAX_KERNELS
+    )
 
 
 def tensor_bytes(tensor: torch.Tensor) -> int:

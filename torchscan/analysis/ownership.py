@@ -24,12 +24,13 @@ from torch import nn
 
 from torchscan.analysis import leaf_memo
 from torchscan.analysis.builtin_handlers import BUILTIN_HANDLERS, BuiltinHandler, forward_failed_tokens
-from torchscan.analysis.estimate import estimate_leaf, record_failure
+from torchscan.analysis.estimate import estimate_leaf, leave_unsupported, record_failure
 from torchscan.analysis.hooks import CallRecord, CallRecorder
 from torchscan.extensions import (
     HandlerOutcome,
     ModuleCall,
     ModuleHandler,
+    callback_identity,
     resolve_handler,
     run_caller_handler,
 )
@@ -141,11 +142,13 @@ class ExtensionState:
         if not remaining:
             return  # every field is covered by an ancestor: no callback, no formula
         caller, builtin = active.caller, active.builtin
+        omitted: tuple[str, ...] = ()
         if caller is not None or builtin is not None:
             call = ModuleCall(module, args, kwargs, output)
             if caller is not None:
                 outcome = run_caller_handler(caller, call, remaining, record.path)
                 remaining = self._apply(record, outcome, caller.subtree_metrics, remaining)
+                omitted = tuple(name for name in remaining if name in COMPUTE_FIELDS)
             if builtin is not None and remaining:
                 outcome = builtin.estimate(call, frozenset(remaining), record.path)
                 late = caller is not None
@@ -155,6 +158,10 @@ class ExtensionState:
                     self._late_ownership(recorder, record, owned)
         if remaining and record.is_leaf:
             estimate_leaf(record, module, args, kwargs, output, remaining, self._leaf_memo)
+            if omitted and caller is not None:
+                # truth.md 6: what the handler left out and no module formula filled is not measured.
+                reason = f"its custom handler {callback_identity(caller.estimate)} returned no such estimate"
+                leave_unsupported(record, module, omitted, reason)
 
     @staticmethod
     def _apply(

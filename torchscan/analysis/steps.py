@@ -27,6 +27,7 @@ from torchscan.analysis.operator_resolution import Entry
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import (
     ATTENTION_KV_METHOD,
+    NOT_APPLICABLE,
     OPERATOR_BYTES_METHOD,
     OPERATOR_METHOD,
     Diagnostic,
@@ -38,15 +39,32 @@ from torchscan.report.schema import (
 )
 
 NOT_FUSED_TEXT = (
-    "ran no fused attention kernel: attention computed with plain matrix products (eager attention) "
-    "has no operand identified as keys and values, so attention_kv_bytes is unavailable there."
+    "ran no fused attention kernel but matrix products and a softmax: attention computed with plain "
+    "matrix products (eager attention) has no operand identified as keys and values, so "
+    "attention_kv_bytes is unavailable there."
+)
+NOT_APPLICABLE_TEXT = (
+    "ran matrix products but no attention (no fused attention kernel, no softmax): a model "
+    "without attention, such as an MLP or a recurrent or state-space model, reads no attention keys "
+    "and values, so attention_kv_bytes is not_applicable there."
 )
 
 
 class Tally:
     """FLOPs, bytes and KV bytes of one step (or of the work outside steps)."""
 
-    __slots__ = ("bytes", "bytes_gap", "flops", "flops_gap", "kv", "kv_gap", "kv_seen", "products", "tokens")
+    __slots__ = (
+        "bytes",
+        "bytes_gap",
+        "flops",
+        "flops_gap",
+        "kv",
+        "kv_gap",
+        "kv_seen",
+        "products",
+        "softmax",
+        "tokens",
+    )
 
     def __init__(self, tokens: int | None = None) -> None:
         self.flops = 0
@@ -57,16 +75,27 @@ class Tally:
         self.kv_gap = False
         self.kv_seen = False  # a fused attention kernel ran in it
         self.products = False  # a matrix product ran in it: attention may have run unfused
+        self.softmax = False  # a softmax ran in it: with products, the signature of eager attention
         self.tokens = tokens
 
     def results(self, scope: str) -> tuple[MetricResult, MetricResult, MetricResult]:
-        """``(flops, operator_bytes, attention_kv_bytes)`` results under ``scope``."""
+        """``(flops, operator_bytes, attention_kv_bytes)`` results under ``scope``.
+
+        KV bytes are counted when a fused attention kernel ran, and a complete 0 for work without
+        any matrix product (sampling and stopping checks between decode steps read nothing).
+        Model work that ran products: ``unavailable`` (``attention_not_fused``) when a softmax ran
+        too, since attention may have run unfused; otherwise it ran no attention (an MLP, a recurrent
+        or state-space model) and they are ``unavailable`` with method ``not_applicable``
+        (truth.md 4, diagnostic ``attention_kv_not_applicable``).
+        """
         flops = counted(self.flops, self.flops_gap, "FLOPs", scope, OPERATOR_METHOD)
         size = counted(self.bytes, self.bytes_gap, "bytes", scope, OPERATOR_BYTES_METHOD)
-        if self.kv_seen or not self.products:  # no fused kernel and no product: no attention ran
+        if self.kv_seen or not self.products:  # a fused kernel, or no product: glue such as sampling
             kv = counted(self.kv, self.kv_gap, "bytes", scope, ATTENTION_KV_METHOD)
-        else:
+        elif self.softmax:
             kv = metric_result("unavailable", unit="bytes", scope=scope, method=ATTENTION_KV_METHOD)
+        else:
+            kv = metric_result("unavailable", unit="bytes", scope=scope, method=NOT_APPLICABLE)
         return flops, size, kv
 
 
@@ -157,6 +186,8 @@ class StepObserver(OperatorObserver):
         rule = entry.bytes_rule  # set by _resolve, the only source of this observer's entries
         if rule.product:
             tally.products = True
+        elif rule.softmax:
+            tally.softmax = True
         if rule.zero:
             size = 0
         else:
@@ -200,6 +231,7 @@ class StepObserver(OperatorObserver):
             outside: OutsideSteps = {"flops": flops, "operator_bytes": size, "attention_kv_bytes": kv}
             report["outside_steps"] = outside
             extra += self._not_fused(report["by_step"], kv)
+            extra += self._not_applicable(report["by_step"], kv)
         report["diagnostics"] += extra
         return report
 
@@ -221,16 +253,32 @@ class StepObserver(OperatorObserver):
     @staticmethod
     def _not_fused(steps: list[FlopStep], outside: MetricResult) -> list[Diagnostic]:
         """One ``attention_not_fused`` diagnostic naming every place whose KV bytes are unavailable."""
-        missing = [
-            str(step["index"]) for step in steps if step["attention_kv_bytes"]["status"] == "unavailable"
-        ]
-        places = []
-        if missing:
-            shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
-            places.append(f"step{'s' if len(missing) > 1 else ''} {shown}")
-        if outside["status"] == "unavailable":
-            places.append("the work outside steps")
-        if not places:
+        text = _places(steps, outside, ATTENTION_KV_METHOD)
+        if text is None:
             return []
-        text = f"{' and '.join(places).capitalize()} {NOT_FUSED_TEXT}"
-        return [diagnostic("attention_not_fused", text, metric="attention_kv_bytes")]
+        return [diagnostic("attention_not_fused", f"{text} {NOT_FUSED_TEXT}", metric="attention_kv_bytes")]
+
+    @staticmethod
+    def _not_applicable(steps: list[FlopStep], outside: MetricResult) -> list[Diagnostic]:
+        """One ``attention_kv_not_applicable`` diagnostic naming every place that ran no attention."""
+        text = _places(steps, outside, NOT_APPLICABLE)
+        if text is None:
+            return []
+        message = f"{text} {NOT_APPLICABLE_TEXT}"
+        return [diagnostic("attention_kv_not_applicable", message, metric="attention_kv_bytes")]
+
+
+def _places(steps: list[FlopStep], outside: MetricResult, method: str) -> str | None:
+    """``Steps 0, 1 and the work outside steps``: where KV bytes are unavailable under ``method``."""
+
+    def chosen(result: MetricResult) -> bool:
+        return result["status"] == "unavailable" and result["method"] == method
+
+    missing = [str(step["index"]) for step in steps if chosen(step["attention_kv_bytes"])]
+    places = []
+    if missing:
+        shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        places.append(f"step{'s' if len(missing) > 1 else ''} {shown}")
+    if chosen(outside):
+        places.append("the work outside steps")
+    return " and ".join(places).capitalize() if places else None

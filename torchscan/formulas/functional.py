@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from torchscan.formulas import attention_kernels, operators, product_ops, registry
+from torchscan.formulas.keys import UNKEYABLE, canonical
 from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 # Operator kinds as the observer resolves them (torchscan.analysis.dispatch; duplicated as plain ints
@@ -36,6 +37,13 @@ class TensorMeta(NamedTuple):
     def numel(self) -> int:
         """Elements of the tensor."""
         return math.prod(self.shape)
+
+
+class NestedMeta(NamedTuple):
+    """A nested (ragged) tensor operand: its dtype only. It has no shape, so no functional formula
+    applies to a call that holds one (the call is left unestimated, never counted as 0)."""
+
+    dtype: torch.dtype
 
 
 class OperatorCall(NamedTuple):
@@ -56,7 +64,12 @@ Estimate = tuple[int | None, int | None, int | None]  # (module_flops, macs, dma
 
 def _meta(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
-        return TensorMeta(value.shape, value.dtype)  # torch.Size is a tuple: no copy
+        try:
+            return TensorMeta(value.shape, value.dtype)  # torch.Size is a tuple: no copy
+        except RuntimeError:  # a nested tensor has no sizes (only the exception costs anything)
+            if value.is_nested:
+                return NestedMeta(value.dtype)
+            raise
     if isinstance(value, _SEQUENCES):
         return tuple(_meta(v) for v in value)
     return value
@@ -76,6 +89,12 @@ def _tensors(value: Any) -> list[TensorMeta]:
     if isinstance(value, tuple):
         return [t for v in value for t in _tensors(v)]
     return []
+
+
+def _holds_nested(value: Any) -> bool:
+    if isinstance(value, NestedMeta):
+        return True
+    return isinstance(value, tuple) and any(_holds_nested(v) for v in value)
 
 
 def _elements(value: Any) -> int:
@@ -128,8 +147,16 @@ _MODULES: dict[tuple[Any, ...], nn.Module] = {}
 
 
 def _module(factory: Callable[..., nn.Module], *config: Any) -> nn.Module:
-    """The meta-device module ``factory(*config)``, built once per configuration."""
-    key = (factory, *config)
+    """The meta-device module ``factory(*config)``, built once per configuration.
+
+    The configuration is keyed by :func:`~torchscan.formulas.keys.canonical` (truth.md 2): ``1``,
+    ``1.0`` and ``True`` are three configurations; one it cannot key is built for this call only.
+    """
+    described = canonical(config)
+    if described is UNKEYABLE:
+        with torch.device("meta"):
+            return factory(*config).eval()
+    key = (factory, described)
     module = _MODULES.get(key)
     if module is None:
         if len(_MODULES) > 512:  # bounded: configurations are few in practice
@@ -489,8 +516,12 @@ def estimate_call(call: OperatorCall) -> Estimate:
 
     Only an operator without a functional formula (custom, uncounted, an unlisted native kernel, a
     call its formula rejects) is unestimated; pointwise, reduction and indexing operators are known
-    to give 0 MACs, so they never leave MACs unestimated.
+    to give 0 MACs, so they never leave MACs unestimated. A call with a nested (ragged) operand is
+    unestimated unless its operator costs nothing whatever its operands (no formula reads a shape
+    that a nested tensor does not have).
     """
+    if _holds_nested((call.args, call.kwargs, call.out)):
+        return (0, 0, 0) if call.ignored and call.name in ZERO_COST else (None, None, None)
     rule = _TABLE.get(call.name)
     if rule is not None:
         try:

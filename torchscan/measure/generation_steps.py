@@ -27,6 +27,7 @@ from torchscan.report.generation_schema import (
 )
 from torchscan.report.schema import (
     ATTENTION_KV_METHOD,
+    NOT_APPLICABLE,
     OPERATOR_BYTES_METHOD,
     OPERATOR_METHOD,
     Diagnostic,
@@ -173,6 +174,8 @@ def _fit_problem(decode: Sequence[GenerationStep], name: str) -> str | None:
         return f"{len(decode)} decode step(s): a line needs at least two"
     if any(step["context_tokens"] is None for step in decode):
         return "a decode step's context length is unknown (no integer token tensor in its call)"
+    if all(step[name]["method"] == NOT_APPLICABLE for step in decode):  # type: ignore[literal-required]
+        return f"{name} is not applicable: the decode steps ran no attention (attention_kv_not_applicable)"
     incomplete = [step["index"] for step in decode if step[name]["status"] != "complete"]  # type: ignore[literal-required]
     if incomplete:
         shown = ", ".join(str(index) for index in incomplete[:5])

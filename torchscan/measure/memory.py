@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 
 import torch
@@ -12,8 +13,18 @@ from torchscan.analysis.memory_build import build_memory_report
 from torchscan.analysis.memory_ledger import StorageLedger
 from torchscan.analysis.recursion import frames_for_workload, recursion_limit_at_least
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
-from torchscan.report.memory_schema import CUDA_ALLOCATED_METHOD, CUDA_RESERVED_METHOD, MemoryReport
-from torchscan.report.schema import MetricResult, metric_result
+from torchscan.process.memory import TimelineExtent, cpu_memory_timeline
+from torchscan.report.diagnostics import diagnostic
+from torchscan.report.memory_schema import (
+    ALLOCATOR_GAP_BYTES,
+    ALLOCATOR_GAP_CODE,
+    ALLOCATOR_GAP_SHARE,
+    CPU_PROFILER_METHOD,
+    CUDA_ALLOCATED_METHOD,
+    CUDA_RESERVED_METHOD,
+    MemoryReport,
+)
+from torchscan.report.schema import Diagnostic, MetricResult, metric_result
 from torchscan.runtime.arguments import ArgumentTypeError
 from torchscan.runtime.device import resolve_device
 from torchscan.runtime.locks import MEMORY_LOCK
@@ -81,6 +92,68 @@ def _cuda_figures(device: str) -> tuple[Callable[[], None], Callable[[], dict[st
     return start, finish
 
 
+def _cpu_figures(extent: TimelineExtent) -> dict[str, MetricResult]:
+    """The CPU profiler's peak delta of the same call (memory.md 3), or nothing when it saw no event."""
+    if extent.value is None:
+        return {}
+    baseline, peak = extent.value
+    return {
+        "profiler_peak_delta": metric_result(
+            "complete", max(peak - baseline, 0), unit="bytes", scope="workload", method=CPU_PROFILER_METHOD
+        )
+    }
+
+
+# The allocator figure set beside the ledger's peak - baseline, per device kind.
+_COMPARED = (
+    ("profiler_peak_delta", "CPU profiler", "cpu"),
+    ("max_allocated_delta", "CUDA allocator", "cuda"),
+)
+
+
+def allocator_gap(report: MemoryReport) -> Diagnostic | None:
+    """``allocator_ledger_gap`` when the ledger's peak − baseline and the allocator's own figure of the
+    same call differ by more than 1 % (of the larger) or 64 KiB, else None (a pure function of the report).
+
+    The ledger counts live storages at operator boundaries; the allocator also sees what no operator
+    output holds (a kernel's workspace allocated and freed inside one operator, such as oneDNN's
+    convolution backward on CPU or cuDNN's and cuBLAS's on CUDA; allocator rounding) and other
+    threads' work. The diagnostic names the difference; neither figure replaces the other. Only a
+    figure of the ledger's own device kind is compared (the CPU profiler with CPU tensors).
+    """
+    peak, baseline = report["peak"]["known_value"], report["baseline"]["known_value"]
+    if peak is None or baseline is None:
+        return None
+    for key, source, kind in _COMPARED:
+        figure = report["allocator"].get(key)
+        if figure is None or figure["known_value"] is None or report["context"]["ledger_device"] != kind:
+            continue
+        ledger, measured = int(peak) - int(baseline), int(figure["known_value"])
+        gap = measured - ledger
+        if abs(gap) <= max(ALLOCATOR_GAP_SHARE * max(ledger, measured), ALLOCATOR_GAP_BYTES):
+            return None
+        share = abs(gap) / max(ledger, 1)
+        if gap > 0:
+            why = (
+                "memory no operator output holds: a workspace a kernel allocates and frees inside one "
+                "operator (CPU convolution backward and im2col buffers, sort, LAPACK and cdist work "
+                "arrays, cuDNN and cuBLAS workspaces on CUDA), allocator rounding, or allocations "
+                "outside the dispatch mode (other threads)"
+            )
+        else:
+            why = (
+                "storages the ledger counts that the allocator did not report for this call (memory "
+                "allocated outside PyTorch's allocator, or before the call and first used in it)"
+            )
+        message = (
+            f"The {source}'s {key} ({measured:,} bytes) is {abs(gap):,} bytes ({share:.1%}) "
+            f"{'above' if gap > 0 else 'below'} the ledger's peak - baseline ({ledger:,} bytes): {why}. "
+            "The ledger's figures stay live-storage bytes; see docs/memory.md."
+        )
+        return diagnostic(ALLOCATOR_GAP_CODE, message, metric="peak")
+    return None
+
+
 def measure_memory(
     workload: Callable[[], object],
     *,
@@ -88,6 +161,7 @@ def measure_memory(
     modules: nn.Module | Sequence[nn.Module] | None = None,
     timeline: bool = True,
     progress: bool | ProgressCallback | None = None,
+    allocator: bool = False,
 ) -> MemoryReport:
     """Run ``workload`` once under the storage ledger and report where its memory went (memory.md).
 
@@ -101,8 +175,13 @@ def measure_memory(
     What these numbers do NOT mean: live-storage bytes, not what the allocator holds (rounding,
     caching, fragmentation, the CUDA context, library workspaces and communication buffers are
     excluded); not process RSS; not whether the step fits a device. On CUDA ``allocator`` carries
-    ``torch.cuda``'s own peak deltas beside the ledger (for ``device="cuda..."``); it is empty on
-    CPU, meta and fake tensors. Never a substitute for each other.
+    ``torch.cuda``'s own peak deltas beside the ledger (for ``device="cuda..."``). On CPU it is empty
+    unless ``allocator=True``: then the profiler's memory timeline runs around the same call and
+    ``allocator.profiler_peak_delta`` is its peak minus its baseline (``measure_peak_memory``'s
+    figure; ``device=None`` counts as ``"cpu"`` here). Never a substitute for each other: when the
+    ledger's peak − baseline and the allocator's figure differ by more than 1 % or 64 KiB, an
+    ``allocator_ledger_gap`` diagnostic names the difference (statuses are unchanged).
+    ``allocator=True`` on meta, fake or MPS tensors raises ``ValueError`` (no allocator to read).
 
     ``device`` names where the workload's tensors live (``cpu``, ``cuda[:N]``, ``mps``, ``meta``);
     it moves nothing and only selects the allocator figures. The workload runs exactly once; its
@@ -115,10 +194,18 @@ def measure_memory(
     if not isinstance(timeline, bool):
         raise ArgumentTypeError(f"timeline must be a bool, got {type(timeline).__name__}")
     check_progress(progress)
+    if not isinstance(allocator, bool):
+        raise ArgumentTypeError(f"allocator must be a bool, got {type(allocator).__name__}")
     name = _check_device(device)
     cuda = _cuda_figures(name) if name is not None and name.startswith("cuda") else None
+    profile_cpu = allocator and name in (None, "cpu")
+    if allocator and cuda is None and not profile_cpu:
+        raise ValueError(
+            f"allocator=True reads the CPU profiler or the CUDA allocator; device {name!r} has no "
+            "allocator figure (the ledger alone is measured there)"
+        )
     reporter = start_progress(progress)
-    allocator: dict[str, MetricResult] = {}
+    figures: dict[str, MetricResult] = {}
     with (
         ANALYSIS_LOCK,
         MEMORY_LOCK,
@@ -128,14 +215,25 @@ def measure_memory(
         ledger = StorageLedger(roots)
         if cuda is not None:
             cuda[0]()
-        try:
-            ledger.start()  # inside: a start that fails half-way still has every hook removed
-            with ledger:
-                workload()
-        finally:
-            ledger.stop()
+        # The profiler (allocator=True on CPU) surrounds the ledger: one call gives both figures.
+        profiled = cpu_memory_timeline() if profile_cpu else contextlib.nullcontext(TimelineExtent())
+        with profiled as extent:
+            try:
+                ledger.start()  # inside: a start that fails half-way still has every hook removed
+                with ledger:
+                    workload()
+            finally:
+                ledger.stop()
         if cuda is not None:
-            allocator = cuda[1]()
+            figures = cuda[1]()
+        elif profile_cpu:
+            figures = _cpu_figures(extent)
     if reporter is not None:
         reporter.close()
-    return build_memory_report(ledger, device=name, timeline=timeline, allocator=allocator)
+    report = build_memory_report(ledger, device=name, timeline=timeline, allocator=figures)
+    if profile_cpu and report["context"]["ledger_device"] != "cpu":
+        report["allocator"] = {}  # meta, fake or CUDA tensors: the CPU profiler saw none of them
+    gap = allocator_gap(report)
+    if gap is not None:
+        report["diagnostics"].append(gap)
+    return report

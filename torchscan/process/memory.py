@@ -6,12 +6,13 @@ from the caching allocator's reserved-bytes counters. Neither is process RSS nor
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import torch
@@ -74,29 +75,15 @@ _PREEXISTING = 1
 
 
 def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
-    profiler = torch.profiler
-    with ANALYSIS_LOCK, MEMORY_LOCK:  # analysis lock first: one acquisition order
-        # The ".raw.json.gz" suffix selects the raw event export (see _timeline_extent).
-        handle, path = tempfile.mkstemp(prefix="torchscan-memory-", suffix=".raw.json.gz")
-        os.close(handle)
-        try:
-            session = profiler.profile(
-                activities=[profiler.ProfilerActivity.CPU],
-                profile_memory=True,
-                record_shapes=True,
-                with_stack=True,
-            )
-            with quiet_profile(session) as prof:  # the profiler's native start/stop lines, not the workload's
-                workload()
-            extent = _timeline_extent(prof, path)
-        finally:
-            os.unlink(path)
-    if extent is None:
+    # analysis lock first: one acquisition order
+    with ANALYSIS_LOCK, MEMORY_LOCK, cpu_memory_timeline() as extent:
+        workload()
+    if extent.value is None:
         raise NoMemoryEventsError(
             "no memory timeline points for 'cpu': the workload produced no PyTorch-tracked CPU memory "
             f"event (PyTorch {torch.__version__})"
         )
-    baseline, peak = extent
+    baseline, peak = extent.value
     return {
         "device": "cpu",
         "metric": "pytorch_tensor_bytes",
@@ -104,6 +91,45 @@ def _cpu_peak(workload: Callable[[], Any]) -> dict[str, str | int]:
         "peak_bytes": peak,
         "delta_bytes": peak - baseline,
     }
+
+
+class TimelineExtent:
+    """What :func:`cpu_memory_timeline` read once its block ended: ``(baseline, peak)`` bytes, or None
+    when the timeline had no event."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: tuple[int, int] | None = None
+
+
+@contextlib.contextmanager
+def cpu_memory_timeline() -> Iterator[TimelineExtent]:
+    """Run the block under the profiler's CPU memory timeline (the figure of ``measure_peak_memory``).
+
+    After the block, the yielded :class:`TimelineExtent` holds the baseline (what the profiler saw
+    resident before) and the peak of the tracked tensor bytes. The caller holds the analysis and
+    memory locks (the profiler is process-global); an exception of the block propagates unchanged
+    and leaves ``value`` None. ``measure_memory(..., allocator=True)`` uses it around its ledger, so
+    both figures come from one call.
+    """
+    profiler = torch.profiler
+    extent = TimelineExtent()
+    # The ".raw.json.gz" suffix selects the raw event export (see _timeline_extent).
+    handle, path = tempfile.mkstemp(prefix="torchscan-memory-", suffix=".raw.json.gz")
+    os.close(handle)
+    try:
+        session = profiler.profile(
+            activities=[profiler.ProfilerActivity.CPU],
+            profile_memory=True,
+            record_shapes=True,
+            with_stack=True,
+        )
+        with quiet_profile(session) as prof:  # the profiler's native start/stop lines, not the block's
+            yield extent
+        extent.value = _timeline_extent(prof, path)
+    finally:
+        os.unlink(path)
 
 
 def _timeline_extent(prof: Any, path: str) -> tuple[int, int] | None:

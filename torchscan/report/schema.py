@@ -95,12 +95,13 @@ class Diagnostic(TypedDict):
 
 # --- value metadata (analysis.md 5.4) -------------------------------------------------------
 
-# Metadata is a recursive tree of small dicts keyed by ``kind`` (analysis.md 5.4). Producers build
-# it as plain dicts; the variants below are its wire shape, one TypedDict per ``kind``.
+# Metadata is a recursive tree of small dicts keyed by ``kind`` (analysis.md 5.4, truth.md 6).
+# Producers build it as plain dicts; the TypedDicts below are its wire shape, one per ``kind``: the
+# validator (report/validate_values.py) reads their key sets, the JSON Schemas their declarations.
 
 
-class TensorMeta(TypedDict):
-    """A dense tensor: shape, dtype, device and whether it requires grad; never its values."""
+class TensorValue(TypedDict):
+    """A dense tensor: its shape, dtype name, device name and ``requires_grad``; never its values."""
 
     kind: Literal["tensor"]
     shape: list[int]
@@ -109,8 +110,9 @@ class TensorMeta(TypedDict):
     requires_grad: bool
 
 
-class NestedTensorMeta(TypedDict):
-    """A nested (ragged) tensor: no shape is invented for it."""
+class NestedTensorValue(TypedDict):
+    """A nested (ragged) tensor (truth.md 6): no ``shape``, since its components' sizes differ and no
+    single shape describes them (none is made up); never its values."""
 
     kind: Literal["nested_tensor"]
     dtype: str
@@ -118,27 +120,21 @@ class NestedTensorMeta(TypedDict):
     requires_grad: bool
 
 
-class SizeMeta(TypedDict):
-    """A ``torch.Size`` argument: shape metadata, not data (families.md 3)."""
+class SizeValue(TypedDict):
+    """A ``torch.Size`` argument: shape metadata, not data."""
 
     kind: Literal["size"]
     shape: list[int]
 
 
-class NoneMeta(TypedDict):
-    """``None``."""
-
-    kind: Literal["none"]
-
-
-class ScalarMeta(TypedDict):
+class ScalarValue(TypedDict):
     """A bool, int, float, complex or str: its type name only, never the value."""
 
     kind: Literal["scalar"]
     type: str
 
 
-class SequenceMeta(TypedDict):
+class SequenceValue(TypedDict):
     """A tuple or list, item by item."""
 
     kind: Literal["tuple", "list"]
@@ -152,50 +148,64 @@ class RedactedKey(TypedDict):
     length: int
 
 
-class MappingItem(TypedDict):
-    """One entry of a mapping: the key (str, int or bool keys only; otherwise only ``key_type``)."""
+class MappingEntry(TypedDict):
+    """One entry of a mapping: its key when it is an identifier, an int or a bool (another string key
+    only as ``{"type": "str", "length": n}``, other keys not at all), the key's type and the value."""
 
     key: NotRequired[str | int | bool | RedactedKey]
     key_type: str
     value: ValueMeta
 
 
-class MappingMeta(TypedDict):
-    """A mapping: its type name and its entries."""
+class MappingValue(TypedDict):
+    """A mapping: its type name and its entries in iteration order."""
 
     kind: Literal["mapping"]
     type: str
-    items: list[MappingItem]
+    items: list[MappingEntry]
 
 
-class ObjectMeta(TypedDict):
-    """Any other value: its qualified type name, never ``repr()``."""
+class ObjectValue(TypedDict):
+    """Anything else: the qualified name of its type, never a ``repr``."""
 
     kind: Literal["object"]
     type: str
 
 
-class FailedMeta(TypedDict):
-    """The output of a call that raised."""
+class BareValue(TypedDict):
+    """``None`` (``none``), or the output of a call that raised (``failed``)."""
 
-    kind: Literal["failed"]
+    kind: Literal["none", "failed"]
 
 
 ValueMeta = Annotated[
     dict[str, Any],
     WireShape(
         "ValueMeta",
-        TensorMeta,
-        NestedTensorMeta,
-        SizeMeta,
-        NoneMeta,
-        ScalarMeta,
-        SequenceMeta,
-        MappingMeta,
-        ObjectMeta,
-        FailedMeta,
+        TensorValue,
+        NestedTensorValue,
+        SizeValue,
+        ScalarValue,
+        SequenceValue,
+        MappingValue,
+        ObjectValue,
+        BareValue,
     ),
 ]
+
+VALUE_KINDS: dict[str, type] = {
+    "tensor": TensorValue,
+    "nested_tensor": NestedTensorValue,
+    "size": SizeValue,
+    "scalar": ScalarValue,
+    "tuple": SequenceValue,
+    "list": SequenceValue,
+    "mapping": MappingValue,
+    "object": ObjectValue,
+    "none": BareValue,
+    "failed": BareValue,
+}
+"""Every ``kind`` of value metadata and the TypedDict that declares its keys."""
 
 
 class CallIO(TypedDict):

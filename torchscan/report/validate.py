@@ -52,6 +52,7 @@ from torchscan.report.validate_merged import check_context_distributed
 from torchscan.report.validate_operators import check_phases, validate_operator_report
 from torchscan.report.validate_scaling import validate_scaling_report
 from torchscan.report.validate_tokens import check_token_dependencies
+from torchscan.report.validate_values import check_call_io, check_value_meta
 
 __all__ = [
     "ADDITIVE_METRICS",
@@ -97,8 +98,8 @@ def _check_layer(layer: Any, where: str) -> tuple[str, int]:
     for key in ("depth", "call_index"):
         if not is_count(layer.get(key)):
             raise fail(child(where, key), "must be a nonnegative integer")
-    require_object(layer, "input", where)
-    require_object(layer, "output", where)
+    check_call_io(require_object(layer, "input", where), child(where, "input"))
+    check_value_meta(require_object(layer, "output", where), child(where, "output"))
     for key, fields in (("parameters", ("trainable", "frozen", "bytes")), ("buffers", ("elements", "bytes"))):
         stats = require_object(layer, key, where)
         for field in fields:
@@ -156,7 +157,10 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
     """
     root = report_root(report, where, "an analysis report")
     context = require_object(report, "context", root)
-    require_object(report, "inputs", root)
+    inputs = require_object(report, "inputs", root)
+    if inputs.get("source") not in ("generated", "provided"):
+        raise fail(child(child(root, "inputs"), "source"), "must be 'generated' or 'provided'")
+    check_call_io(inputs, child(root, "inputs"))
     for key in ("devices", "dtypes"):
         if key in context and not (
             isinstance(context[key], list) and all(isinstance(item, str) for item in context[key])

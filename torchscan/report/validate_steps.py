@@ -4,14 +4,16 @@
 (``by_step=True``) are optional keys of a FlopReport. When present they are checked here: labels,
 the exact key sets of step entries, the exact sums (step known values plus ``outside_steps`` equal
 the totals, as ``by_phase`` does), statuses that agree with the totals, and an
-``attention_not_fused`` diagnostic wherever KV bytes are unavailable. Never imports torch.
+``attention_not_fused`` diagnostic wherever KV bytes are unavailable under their own method, an
+``attention_kv_not_applicable`` one wherever they are ``not_applicable`` (truth.md 4: no attention
+ran there). Never imports torch.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from torchscan.report.schema import ATTENTION_KV_METHOD, OPERATOR_BYTES_METHOD
+from torchscan.report.schema import ATTENTION_KV_METHOD, NOT_APPLICABLE, OPERATOR_BYTES_METHOD
 from torchscan.report.validate_core import check_metric_result, child, fail, is_count, require_object
 
 STEP_KEYS = ("attention_kv_bytes", "flops", "index", "input_tokens", "operator_bytes")
@@ -21,6 +23,10 @@ _BYTE_METHODS = (("operator_bytes", OPERATOR_BYTES_METHOD), ("attention_kv_bytes
 
 def _check_labelled(result: Any, where: str, unit: str, scope: str, method: str) -> None:
     check_metric_result(result, where)
+    if method == ATTENTION_KV_METHOD and result["method"] == NOT_APPLICABLE:
+        if result["status"] != "unavailable":
+            raise fail(where, "a not_applicable result must be unavailable")
+        method = NOT_APPLICABLE
     if result["unit"] != unit or result["scope"] != scope or result["method"] != method:
         raise fail(where, f"must have unit {unit}, scope {scope} and method {method}")
 
@@ -92,10 +98,15 @@ def check_steps(flops: dict[str, Any], where: str) -> None:
     _check_sum([part["flops"] for part in parts], flops["total"], location, "flops")
     sizes = [part["operator_bytes"] for part in parts]
     _check_sum(sizes, flops["operator_bytes"], location, "operator_bytes")
-    unavailable = any(part["attention_kv_bytes"]["status"] == "unavailable" for part in parts)
+    kv = [part["attention_kv_bytes"] for part in parts]
     codes = {entry.get("code") for entry in flops["diagnostics"] if isinstance(entry, dict)}
-    if unavailable and "attention_not_fused" not in codes:
-        raise fail(child(where, "diagnostics"), "unavailable attention_kv_bytes needs attention_not_fused")
+    for method, code in (
+        (ATTENTION_KV_METHOD, "attention_not_fused"),
+        (NOT_APPLICABLE, "attention_kv_not_applicable"),
+    ):
+        if any(r["status"] == "unavailable" and r["method"] == method for r in kv) and code not in codes:
+            label = "not_applicable" if method == NOT_APPLICABLE else "unavailable"
+            raise fail(child(where, "diagnostics"), f"{label} attention_kv_bytes needs {code}")
 
 
 def _check_parts(part: dict[str, Any], where: str, scope: str, method: str) -> None:

@@ -30,6 +30,8 @@ def shape_text(meta: Any) -> str:
         return "[" + ", ".join(str(d) for d in meta["shape"]) + "]"
     if kind == "size" and isinstance(meta.get("shape"), list):
         return "Size[" + ", ".join(str(d) for d in meta["shape"]) + "]"
+    if kind == "nested_tensor":
+        return "nested"  # ragged: no single shape describes it
     if kind in ("tuple", "list") and isinstance(meta.get("items"), list):
         inner = ", ".join(shape_text(item) for item in meta["items"][:6])
         more = ", …" if len(meta["items"]) > 6 else ""

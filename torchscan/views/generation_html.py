@@ -29,7 +29,9 @@ NOTE = (
 
 
 def short(result: Mapping[str, Any] | None) -> str:
-    """``1.23M``, ``≥ 7`` (a lower bound) or ``unknown``, for tables."""
+    """``1.23M``, ``≥ 7`` (a lower bound), ``n/a`` (not applicable) or ``unknown``, for tables."""
+    if result is not None and result["method"] == "not_applicable":
+        return "n/a"  # e.g. attention K/V bytes of a model without attention: nothing was owed
     if result is None or result["known_value"] is None:
         return "unknown"
     shown = compact(result["known_value"])

@@ -187,6 +187,8 @@ def _shape(meta: Mapping[str, Any]) -> str:
         return str(list(meta["shape"]))
     if kind == "size":
         return "Size" + str(list(meta["shape"]))
+    if kind == "nested_tensor":
+        return "nested"  # ragged: no single shape describes it, and none is made up
     if kind == "scalar":
         return str(meta.get("type", kind))  # "int": what the call got, never its value
     if kind in ("tuple", "list"):
