@@ -30,7 +30,6 @@ try:
 finally:
     sys.path.remove(str(ROOT / "benchmarks"))
 
-MEMO = "pending: module attributes of any type (crawl_module raises on padding='same'; truth.md 2)"
 # torch 2.15 registers a products-only FlopCounterMode formula for the CPU flash attention kernel and
 # the library defers to it (partial); torch-versions.md 1 makes TorchScan's own formula win again.
 TORCH_215_ATTENTION = (
@@ -220,7 +219,7 @@ def test_summary_counts_right_complete_and_partial() -> None:
 SUBSET: dict[str, dict[str, str]] = {
     "efficientnet_b0": {},
     "shufflenet_v2_x0_5": {},
-    "convmixer": {"complete": MEMO},
+    "convmixer": {},
     "ghostnet": {},
     "fastvit": {
         **({"complete": TORCH_215_ATTENTION} if _TORCH >= (2, 15) else {}),

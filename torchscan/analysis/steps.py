@@ -265,7 +265,10 @@ class StepObserver(OperatorObserver):
         if text is None:
             return []
         message = f"{text} {NOT_APPLICABLE_TEXT}"
-        return [diagnostic("attention_kv_not_applicable", message, metric="attention_kv_bytes")]
+        # informational: not_applicable is no gap (nothing was owed), so it changes no status
+        return [
+            diagnostic("attention_kv_not_applicable", message, metric="attention_kv_bytes", severity="info")
+        ]
 
 
 def _places(steps: list[FlopStep], outside: MetricResult, method: str) -> str | None:

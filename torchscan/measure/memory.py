@@ -17,7 +17,6 @@ from torchscan.process.memory import TimelineExtent, cpu_memory_timeline
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.memory_schema import (
     ALLOCATOR_GAP_BYTES,
-    ALLOCATOR_GAP_CODE,
     ALLOCATOR_GAP_SHARE,
     CPU_PROFILER_METHOD,
     CUDA_ALLOCATED_METHOD,
@@ -150,7 +149,7 @@ def allocator_gap(report: MemoryReport) -> Diagnostic | None:
             f"{'above' if gap > 0 else 'below'} the ledger's peak - baseline ({ledger:,} bytes): {why}. "
             "The ledger's figures stay live-storage bytes; see docs/memory.md."
         )
-        return diagnostic(ALLOCATOR_GAP_CODE, message, metric="peak")
+        return diagnostic("allocator_ledger_gap", message, metric="peak")
     return None
 
 

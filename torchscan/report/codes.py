@@ -119,6 +119,11 @@ CODES: dict[str, Code] = {
         "An operator's operand bytes could not be measured (a subclass, sparse or opaque operand).",
         "Treat operator_bytes as a lower bound.",
     ),
+    "attention_kv_not_applicable": Code(
+        "The work ran matrix products but no attention (an MLP, a recurrent or state-space model): "
+        "attention_kv_bytes is unavailable with method not_applicable (severity info).",
+        "Nothing was owed: do not read it as a missing measurement.",
+    ),
     "attention_not_fused": Code(
         "Attention ran as separate matmuls, not a fused kernel, so its K/V bytes are not identified.",
         "attention_kv_bytes is unavailable for that step; operator_bytes still holds the traffic.",
@@ -236,5 +241,16 @@ CODES: dict[str, Code] = {
     "scaling_module_type_ambiguous": Code(
         "A module label could not be mapped to one module type, so by_module_type leaves it out.",
         "Use by_operator or the total for that work.",
+    ),
+    # --- memory (memory.md) and higher-order operators (attention-and-scaling.md 1) ----------------
+    "allocator_ledger_gap": Code(
+        "The ledger's peak − baseline and the allocator's own figure of the same call differ by more "
+        "than 1 % or 64 KiB: memory the ledger cannot see (a kernel's workspace), or the reverse.",
+        "Read both figures; the allocator's is the one a device limit meets.",
+    ),
+    "higher_order_operator": Code(
+        "A higher-order operator without a rule ran as it would without TorchScan; its inside was not "
+        "observed, so the figures it touches are lower bounds.",
+        f"{_LOWER} Supply custom_mapping or run its body eagerly if the number matters.",
     ),
 }

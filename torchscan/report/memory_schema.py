@@ -36,9 +36,8 @@ CUDA_RESERVED_METHOD = "torch.cuda.max_memory_reserved"
 CPU_PROFILER_METHOD = "torch.profiler.memory_timeline"
 """Method of ``allocator.profiler_peak_delta`` (CPU, ``allocator=True``): the profiler's tracked tensor
 bytes, peak minus what it saw resident before the call, as ``measure_peak_memory`` measures them."""
-ALLOCATOR_GAP_CODE = "allocator_ledger_gap"
-"""Diagnostic naming a difference of more than 1 % or 64 KiB between the ledger's peak − baseline and
-the allocator's own figure of the same call (memory the ledger cannot see, or the reverse)."""
+# ``allocator_ledger_gap`` (report/codes.py) names a difference of more than 1 % or 64 KiB between the
+# ledger's peak − baseline and the allocator's own figure of the same call.
 ALLOCATOR_GAP_BYTES = 64 * 1024
 ALLOCATOR_GAP_SHARE = 0.01
 
