@@ -9,8 +9,11 @@ module call through an optional attribution sink. A C++ composite overload (seen
 ``torch.inference_mode``) runs its C++ composite kernel, whose parts are observed one by one
 (real-models.md 2.3, families.md 1).
 Every counted call is also filed under its workload phase (:mod:`torchscan.analysis.phases`).
-Nothing global is modified except PyTorch's optimizer step hooks, held only while the mode is
-active: PyTorch's registry is read, never written.
+Higher-order operators (``cond``, ``flex_attention``...) reach the observer as one call and are
+observed through their callables, counted by their own formula or reported uncounted
+(:mod:`torchscan.analysis.higher_order`).
+Nothing global is modified except PyTorch's optimizer step hooks and Dynamo's guard-complete hook
+(``higher_order``), held only while the mode is active: PyTorch's registry is read, never written.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchscan.analysis import distributed
+from torchscan.analysis import distributed, higher_order
 from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.operand_checks import (
     COMPLEX_VALUE,
@@ -31,7 +34,15 @@ from torchscan.analysis.operand_checks import (
     layout_unsupported,
     operand_flags,
 )
-from torchscan.analysis.operator_kinds import COMMUNICATION, CUSTOM, DECOMPOSED, IGNORED, NATIVE, UNCOUNTED
+from torchscan.analysis.operator_kinds import (
+    COMMUNICATION,
+    CUSTOM,
+    DECOMPOSED,
+    HIGHER_ORDER,
+    IGNORED,
+    NATIVE,
+    UNCOUNTED,
+)
 from torchscan.analysis.operator_resolution import (
     Entry,
     native_count,
@@ -98,7 +109,7 @@ class AttributionSink(Protocol):
         """One counted call; ``kind``/``args``/``kwargs``/``out`` feed functional formulas."""
 
 
-class OperatorObserver(TorchDispatchMode):
+class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
     """Counts operator FLOPs of everything dispatched while active.
 
     ``suspended`` lets hooks run formulas and callbacks without their own tensor work being
@@ -107,6 +118,7 @@ class OperatorObserver(TorchDispatchMode):
 
     def __init__(self, custom_mapping: Mapping[Any, Callable[..., int]] | None = None) -> None:
         super().__init__()
+        self.custom_mapping = custom_mapping
         self._native = native_registry()
         self._custom = {packet: wrap_caller_formula(f) for packet, f in (custom_mapping or {}).items()}
         self._entries: dict[Any, Entry] = {}
@@ -154,9 +166,16 @@ class OperatorObserver(TorchDispatchMode):
 
     def _resolve(self, func: Any) -> Entry:
         """Resolve an overload once (:func:`operator_resolution.resolve`) and cache the decision."""
-        entry = resolve(func, self._custom, self._native)
+        if higher_order.is_higher_order(func):
+            entry = Entry(higher_order.operator_name(func), HIGHER_ORDER, None)
+        else:
+            entry = resolve(func, self._custom, self._native)
         self._entries[func] = entry
         return entry
+
+    def counter(self) -> OperatorObserver:
+        """A fresh observer with this one's caller formulas, to count a callable's work on its own."""
+        return OperatorObserver(self.custom_mapping)
 
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
@@ -167,6 +186,8 @@ class OperatorObserver(TorchDispatchMode):
         if self.suspended or (self.distributed.depth and self.distributed.skip()):
             return func(*args, **kwargs)  # skip(): DTensor's sharding propagation on fake tensors
         entry = self._entries.get(func) or self._resolve(func)
+        if entry.kind == HIGHER_ORDER and entry.name in higher_order.TRANSPARENT:
+            return higher_order.run_observed(self, func, args, kwargs)  # its parts are observed
         if entry.kind == DECOMPOSED and not layout_unsupported(args, kwargs):
             # Re-entering the mode observes every part as an ordinary dispatched operator (counted,
             # attributed to the sink and listed in by_operator under its own name); the composite
@@ -189,6 +210,9 @@ class OperatorObserver(TorchDispatchMode):
                 frame.op_self += flops
                 if not complete:
                     frame.op_self_complete = False
+            elif entry.kind == HIGHER_ORDER:  # its callables and options are not kept per call
+                operands = higher_order.operands(args)
+                sink.on_operator(entry.name, flops, complete, ignored, entry.kind, operands, {}, None)
             else:
                 sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
@@ -215,6 +239,8 @@ class OperatorObserver(TorchDispatchMode):
         if kind == DECOMPOSED:  # reached only with a sparse or nested argument (above)
             self.unsupported.setdefault(name, LAYOUT_REASON)
             return 0, False, False
+        if kind == HIGHER_ORDER:
+            return self._count_higher_order(name, args, kwargs)
         formula = entry.formula
         assert formula is not None
         if kind == CUSTOM:
@@ -251,6 +277,26 @@ class OperatorObserver(TorchDispatchMode):
             return 0, False, False
         if not self._add(name, flops):
             return 0, False, False
+        return flops, True, False
+
+    def _count_higher_order(
+        self, name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> tuple[int, bool, bool]:
+        """A HOP that ran as one call: counted by its formula, or uncounted (it has none)."""
+        try:
+            counted = higher_order.count(self.counter, name, args, kwargs)
+        except operators.UnsupportedOperatorFormula as error:
+            self.unsupported.setdefault(name, str(error))
+            return 0, False, False
+        if counted is None:
+            self.uncounted[name] = self.uncounted.get(name, 0) + 1
+            return 0, False, False
+        flops, gap = counted
+        if not self._add(name, flops):
+            return 0, False, False
+        if gap is not None:  # counted, but known to leave out the work ``gap`` names
+            self.incomplete.setdefault(name, gap)
+            return flops, False, False
         return flops, True, False
 
     def _add(self, name: str, flops: int) -> bool:

@@ -4,6 +4,8 @@
 them. They live here, below all three, so that ``distributed`` can count a DTensor call at global
 shapes without importing ``operator_resolution`` (which imports ``distributed``).
 COMMUNICATION: collectives, tallied as bytes by ``distributed`` (distributed.md 3), never FLOP gaps.
+HIGHER_ORDER: a higher-order operator (``cond``, ``flex_attention``...), handled by
+``analysis/higher_order.py``.
 """
 
-CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION = range(7)
+CUSTOM, NATIVE, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION, HIGHER_ORDER = range(8)
