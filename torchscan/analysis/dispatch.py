@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchscan.analysis import distributed, higher_order
+from torchscan.analysis import distributed, higher_order, higher_order_counts
 from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.operand_checks import (
     COMPLEX_VALUE,
@@ -284,7 +284,7 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
     ) -> tuple[int, bool, bool]:
         """A HOP that ran as one call: counted by its formula, or uncounted (it has none)."""
         try:
-            counted = higher_order.count(self.counter, name, args, kwargs)
+            counted = higher_order_counts.count(self.counter, name, args, kwargs)
         except operators.UnsupportedOperatorFormula as error:
             self.unsupported.setdefault(name, str(error))
             return 0, False, False
