@@ -183,6 +183,16 @@ def test_exceptions_propagate_unchanged_and_no_mode_stays():
         assert caught.value is error
         assert _no_mode_left()
 
+    class Raising(nn.Module):
+        def forward(self, x):
+            _cond()
+            return _PROBE(raising, x)
+
+    with pytest.raises(_WorkloadError) as caught:
+        crawl_module(Raising(), args=(X,))
+    assert caught.value is error
+    assert _no_mode_left()
+
 
 # --- modules: crawl_module and measure_generation ---------------------------------------------------
 
