@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout's l
 
 import torch
 
+from torchscan.analysis import higher_order, higher_order_counts
 from torchscan.analysis import operator_resolution as resolution
 from torchscan.formulas import attention_kernels, provenance
 from torchscan.runtime import torch_versions
@@ -117,8 +118,9 @@ def formula_sources() -> dict[str, str]:
     native = resolution.native_registry()
     sources = {}
     for packet in native:
-        if not isinstance(packet, torch._ops.OpOverloadPacket):  # a higher-order operator: the observer's
-            sources[str(packet.name())] = TORCHSCAN
+        if higher_order.is_higher_order(packet):  # the observer's own rules (analysis/higher_order_counts.py)
+            name = higher_order.operator_name(packet)
+            sources[name] = TORCHSCAN if name in higher_order_counts.FORMULAS else UNCHECKED
             continue
         name = str(packet)
         kinds = {

@@ -107,10 +107,13 @@ def test_an_inherited_formula_checked_on_this_torch_counts(
 def test_nothing_is_inherited_on_the_running_tested_torch() -> None:
     """On every tested torch (this one in CI), TorchScan has its own formula or classification for
     every overload FlopCounterMode registers a formula for, so no count depends on PyTorch's."""
+    from torchscan.analysis import higher_order, higher_order_counts
+
     inherited = []
     for packet in flop_counter.flop_registry:
-        if not isinstance(packet, torch._ops.OpOverloadPacket):
-            continue  # higher-order operators (flex_attention) are the observer's own (attention issue)
+        if higher_order.is_higher_order(packet):  # flex_attention: the observer's own formula
+            assert higher_order.operator_name(packet) in higher_order_counts.FORMULAS
+            continue
         for name in packet.overloads():
             kind, _ = operator_resolution.classify_overload(getattr(packet, name))
             if kind == "inherited":

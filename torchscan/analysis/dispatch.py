@@ -10,8 +10,11 @@ module call through an optional attribution sink. A C++ composite overload (seen
 ``torch.inference_mode``) runs its C++ composite kernel, whose parts are observed one by one
 (real-models.md 2.3, families.md 1).
 Every counted call is also filed under its workload phase (:mod:`torchscan.analysis.phases`).
-Nothing global is modified except PyTorch's optimizer step hooks, held only while the mode is
-active: PyTorch's registry is read, never written.
+Higher-order operators (``cond``, ``flex_attention``...) reach the observer as one call and are
+observed through their callables, counted by their own formula or reported uncounted
+(:mod:`torchscan.analysis.higher_order`).
+Nothing global is modified except PyTorch's optimizer step hooks and Dynamo's guard-complete hook
+(``higher_order``), held only while the mode is active: PyTorch's registry is read, never written.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchscan.analysis import distributed
+from torchscan.analysis import distributed, higher_order, higher_order_counts
 from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.operand_checks import (
     COMPLEX_VALUE,
@@ -36,6 +39,7 @@ from torchscan.analysis.operator_kinds import (
     COMMUNICATION,
     CUSTOM,
     DECOMPOSED,
+    HIGHER_ORDER,
     IGNORED,
     INHERITED,
     UNCOUNTED,
@@ -107,7 +111,7 @@ class AttributionSink(Protocol):
         """One counted call; ``kind``/``args``/``kwargs``/``out`` feed functional formulas."""
 
 
-class OperatorObserver(TorchDispatchMode):
+class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
     """Counts operator FLOPs of everything dispatched while active.
 
     ``suspended`` lets hooks run formulas and callbacks without their own tensor work being
@@ -116,6 +120,7 @@ class OperatorObserver(TorchDispatchMode):
 
     def __init__(self, custom_mapping: Mapping[Any, Callable[..., int]] | None = None) -> None:
         super().__init__()
+        self.custom_mapping = custom_mapping
         self._native = native_registry()
         self._custom = {packet: wrap_caller_formula(f) for packet, f in (custom_mapping or {}).items()}
         self._entries: dict[Any, Entry] = {}
@@ -165,9 +170,16 @@ class OperatorObserver(TorchDispatchMode):
 
     def _resolve(self, func: Any) -> Entry:
         """Resolve an overload once (:func:`operator_resolution.resolve`) and cache the decision."""
-        entry = resolve(func, self._custom, self._native)
+        if higher_order.is_higher_order(func):
+            entry = Entry(higher_order.operator_name(func), HIGHER_ORDER, None)
+        else:
+            entry = resolve(func, self._custom, self._native)
         self._entries[func] = entry
         return entry
+
+    def counter(self) -> OperatorObserver:
+        """A fresh observer with this one's caller formulas, to count a callable's work on its own."""
+        return OperatorObserver(self.custom_mapping)
 
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None
@@ -178,6 +190,8 @@ class OperatorObserver(TorchDispatchMode):
         if self.suspended or (self.distributed.depth and self.distributed.skip()):
             return func(*args, **kwargs)  # skip(): DTensor's sharding propagation on fake tensors
         entry = self._entries.get(func) or self._resolve(func)
+        if entry.kind == HIGHER_ORDER and entry.name in higher_order.TRANSPARENT:
+            return higher_order.run_observed(self, func, args, kwargs)  # its parts are observed
         if entry.kind == DECOMPOSED and not layout_unsupported(args, kwargs):
             # Re-entering the mode observes every part as an ordinary dispatched operator (counted,
             # attributed to the sink and listed in by_operator under its own name); the composite
@@ -200,6 +214,9 @@ class OperatorObserver(TorchDispatchMode):
                 frame.op_self += flops
                 if not complete:
                     frame.op_self_complete = False
+            elif entry.kind == HIGHER_ORDER:  # its callables and options are not kept per call
+                operands = higher_order.operands(args)
+                sink.on_operator(entry.name, flops, complete, ignored, entry.kind, operands, {}, None)
             else:
                 sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
         if flops and self.module_labels is not None:
@@ -226,6 +243,8 @@ class OperatorObserver(TorchDispatchMode):
         if kind == DECOMPOSED:  # reached only with a sparse or nested argument (above)
             self.unsupported.setdefault(name, LAYOUT_REASON)
             return 0, False, False
+        if kind == HIGHER_ORDER:
+            return self._count_higher_order(name, args, kwargs)
         formula = entry.formula
         assert formula is not None
         if kind == CUSTOM:
@@ -282,6 +301,26 @@ class OperatorObserver(TorchDispatchMode):
             return 0, False, False
         if flags & COMPLEX_VALUE or any_complex((out,)):
             self.incomplete.setdefault(name, COMPLEX_REASON)
+            return flops, False, False
+        return flops, True, False
+
+    def _count_higher_order(
+        self, name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> tuple[int, bool, bool]:
+        """A HOP that ran as one call: counted by its formula, or uncounted (it has none)."""
+        try:
+            counted = higher_order_counts.count(self.counter, name, args, kwargs)
+        except operators.UnsupportedOperatorFormula as error:
+            self.unsupported.setdefault(name, str(error))
+            return 0, False, False
+        if counted is None:
+            self.uncounted[name] = self.uncounted.get(name, 0) + 1
+            return 0, False, False
+        flops, gap = counted
+        if not self._add(name, flops):
+            return 0, False, False
+        if gap is not None:  # counted, but known to leave out the work ``gap`` names
+            self.incomplete.setdefault(name, gap)
             return flops, False, False
         return flops, True, False
 
@@ -443,7 +482,7 @@ class OperatorObserver(TorchDispatchMode):
 def flop_context(method: str, by_operator: Mapping[str, int], registry: Mapping[Any, Any]) -> FlopContext:
     """A FlopReport's context; ``flop_counter_operators`` read from the running torch's ``registry``
     (torch-versions.md 1: what "FlopCounterMode alone" counts is never a list fixed in code)."""
-    covered = {str(packet) for packet in registry}
+    covered = {higher_order.operator_name(k) if higher_order.is_higher_order(k) else str(k) for k in registry}
     return {
         "torch_version": str(torch.__version__),
         "method": method,

@@ -117,6 +117,17 @@ def _diagnostics(ledger: StorageLedger) -> tuple[list[Diagnostic], set[int]]:
                 metric="peak",
             )
         )
+    if ledger.opaque:
+        partial |= {TEMPORARIES}
+        names = ", ".join(sorted(ledger.opaque))
+        found.append(
+            diagnostic(
+                "higher_order_operator",
+                f"higher-order operators ({names}) ran as one call: storages they create and free "
+                "inside it are not seen, so temporaries and the peak are lower bounds",
+                metric="peak",
+            )
+        )
     if ledger.hidden_saves:
         partial |= {ACTIVATIONS, TEMPORARIES}
         found.append(

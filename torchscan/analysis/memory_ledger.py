@@ -16,6 +16,10 @@ parameter's gradient, kept in an optimizer's state). Because a category is the s
 category, the report is built after the call from the records (:mod:`torchscan.analysis.memory_build`).
 
 A *sample* is taken after each operator returns (an operator boundary); sample 0 is the start.
+A higher-order operator (:mod:`torchscan.analysis.higher_order`) is one boundary when it returns;
+the operators its callables run are boundaries of their own for ``cond``, ``while_loop`` and the
+other transparent ones, while any other (``flex_attention``) runs unobserved inside: the storages it
+makes and frees before returning are not seen, and :attr:`StorageLedger.opaque` names it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from torch import nn
 from torch.nn.parameter import is_lazy
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from torchscan.analysis import higher_order
 from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
 from torchscan.analysis.memory_calls import CallStack
 from torchscan.analysis.phases import PhaseTally, current_phase
@@ -108,7 +113,7 @@ def _snapshot(plain: tuple[type, ...]) -> dict[int, Any]:
     return found
 
 
-class StorageLedger(TorchDispatchMode):
+class StorageLedger(higher_order.HigherOrderSupport, TorchDispatchMode):
     """Records storages created, read, saved and freed during one workload call; see the module doc.
 
     Enter with ``with ledger:`` (the dispatch mode) after :meth:`start`; always call :meth:`stop`
@@ -127,6 +132,7 @@ class StorageLedger(TorchDispatchMode):
         self.fake = False
         self.subclasses: set[str] = set()
         self.data_dependent: set[str] = set()
+        self.opaque: set[str] = set()  # higher-order operators run without observing their inside
         self.untracked = 0  # storages read that were neither seen created nor alive before the call
         self.hidden_saves = False  # saved-tensor hooks other than ours or checkpoint's were on top
         self.opaque_saves = False  # an outer saved-tensor hook packed into something not a tensor
@@ -360,7 +366,7 @@ class StorageLedger(TorchDispatchMode):
             for value in _tensors((out,), ()):
                 self._see(value, output=True, created=self.event + 1)
             return out
-        out = func(*args, **kwargs)
+        out = func(*args, **kwargs) if kind != _HIGHER_ORDER else self._higher_order(func, args, kwargs)
         self.event += 1
         self.phases.append(current_phase(self.tally.optimizer_depth))
         self.sample_calls.append(self.calls.current if threading.get_ident() == self._thread else -1)
@@ -370,6 +376,14 @@ class StorageLedger(TorchDispatchMode):
         for value in _tensors((out,), ()):
             self._see(value, output=True)
         return out
+
+    def _higher_order(self, func: Any, args: Any, kwargs: Any) -> Any:
+        """Run a higher-order operator: its callables observed when transparent, else as one call."""
+        name = higher_order.operator_name(func)
+        if name in higher_order.TRANSPARENT:
+            return higher_order.run_observed(self, func, args, kwargs)
+        self.opaque.add(name)
+        return func(*args, **kwargs)
 
     def _on_meta(self, args: Any) -> bool:
         """Whether a value-dependent operator runs on meta or fake tensors: its sizes are not real ones."""
@@ -393,7 +407,7 @@ class StorageLedger(TorchDispatchMode):
             self.hidden_saves = True
 
 
-_PLAIN, _SKIPPED, _DATA_DEPENDENT, _LIFT = range(4)
+_PLAIN, _SKIPPED, _DATA_DEPENDENT, _LIFT, _HIGHER_ORDER = range(5)
 # ``profiler``: record_function markers; ``prim``: metadata queries (a fake tensor's ``.device``).
 _SKIPPED_NAMESPACES = frozenset(("profiler", "prim"))
 _LIFT_NAMES = frozenset(("lift", "lift_fresh", "lift_fresh_copy"))
@@ -401,6 +415,8 @@ _LIFT_NAMES = frozenset(("lift", "lift_fresh", "lift_fresh_copy"))
 
 def _kind(func: Any) -> int:
     """How the ledger treats an operator (computed once per overload)."""
+    if higher_order.is_higher_order(func):
+        return _HIGHER_ORDER
     if getattr(func, "namespace", None) in _SKIPPED_NAMESPACES:
         return _SKIPPED
     if func.overloadpacket.__name__ in _LIFT_NAMES:

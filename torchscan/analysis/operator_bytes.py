@@ -44,7 +44,7 @@ ATTENTION_KERNELS = frozenset(
         "_flash_attention_forward",
         "_efficient_attention_forward",
     )
-)
+) | {"higher_order.flex_attention"}  # a BlockMask tile skipped is still a key read here: a bound
 """Fused attention kernels whose ``key`` and ``value`` (arguments 1 and 2) are the KV bytes read."""
 
 MATRIX_PRODUCTS = frozenset(

@@ -8,6 +8,8 @@ SUPPLEMENTAL: one of TorchScan's own ``torchscan_flops_v1`` formulas (the table 
 INHERITED: a formula from PyTorch's ``FlopCounterMode`` registry, used only for an operator TorchScan
 has no formula or classification for (torch-versions.md 1).
 COMMUNICATION: collectives, tallied as bytes by ``distributed`` (distributed.md 3), never FLOP gaps.
+HIGHER_ORDER: a higher-order operator (``cond``, ``flex_attention``...), handled by
+``analysis/higher_order.py``.
 """
 
-CUSTOM, INHERITED, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION = range(7)
+CUSTOM, INHERITED, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION, HIGHER_ORDER = range(8)
