@@ -81,7 +81,11 @@ def test_operator_coverage_script_classifies_every_overload(tmp_path: Path) -> N
     assert out.read_text(encoding="utf-8") == stdout
     assert "| namespace | overloads | formula |" in stdout
     assert "aten overloads classified (not uncounted):" in completed.stderr
-    rows = {line.split(" | ")[0].strip("| `"): line for line in stdout.splitlines() if line.startswith("| `")}
+    every = stdout.split("## Every overload", 1)[1]  # the sections above list operators too
+    rows = {line.split(" | ")[0].strip("| `"): line for line in every.splitlines() if line.startswith("| `")}
+    # the formula-source table names every operator FlopCounterMode counts, with TorchScan's formula
+    sources = stdout.split("## Formula source by torch", 1)[1].split("## Corrections", 1)[0]
+    assert "| `aten.convolution_backward` | TorchScan | TorchScan | TorchScan |" in sources
     assert "| formula |" in rows["aten.mm.default"]
     assert "| decomposed |" in rows["aten.linear.default"]  # C++ CompositeImplicitAutograd
     # every classified row of the table is one of the five classes
