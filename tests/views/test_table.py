@@ -311,10 +311,26 @@ class HalfUsed(nn.Module):
         return self.used(x)
 
 
-def test_params_of_never_called_modules_count_at_the_root_and_bound_the_rest() -> None:
+def test_params_of_never_called_modules_are_in_their_own_row() -> None:
+    # views-3.md 1 (amends the earlier "in the total only" behaviour): the unused Linear gets a row.
     report = json.loads(json.dumps(crawl_module(nn.Sequential(HalfUsed()), (4,))))
+    text = format_table(report, col_names=["output_shape", "params", "trainable", "params_self"])
+    # Each Linear(4, 4): 4*4 + 4 = 20 parameters; HalfUsed holds both: 40.
+    assert _body(text) == [
+        ["Sequential", "Sequential", "[1, 4]", "40", "True", "0"],
+        ["└─ 0", "HalfUsed", "[1, 4]", "40", "True", "0"],
+        ["├─ used", "Linear", "[1, 4]", "20", "True", "20"],
+        ["└─ unused", "Linear", "not called", "20", "True", "20"],
+    ]
+    assert "Not called: 1 module(s) never ran as a module call" in text
+    assert "Params of modules never called" not in text and "≥" not in text
+
+
+def test_a_report_saved_without_not_called_rows_bounds_the_incl_counts() -> None:
+    report = json.loads(json.dumps(crawl_module(nn.Sequential(HalfUsed()), (4,))))
+    report["layers"] = [layer for layer in report["layers"] if layer.get("called", True)]
     text = format_table(report, col_names=["params", "trainable", "params_self"])
-    # Each Linear(4, 4): 4*4 + 4 = 20 parameters; the unused one's are in the total (40) only.
+    # The unused Linear's 20 parameters are then in the total (40) only.
     assert _body(text) == [
         ["Sequential", "Sequential", "40", "True", "0"],
         ["└─ 0", "HalfUsed", "≥ 20", "True", "0"],

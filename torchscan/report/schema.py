@@ -30,6 +30,8 @@ OPERATOR_METHOD = "torch.utils.flop_counter.FlopCounterMode"
 COUNTING_CONVENTION = "torchscan_flops_v1"
 NOT_REQUESTED = "not_requested"
 NOT_APPLICABLE = "not_applicable"
+# views-3.md 1: the output metadata of a row whose module never ran as a module call.
+NOT_CALLED_KIND = "not_called"
 COMMUNICATION_METHOD = "torchscan_collective_bytes"
 # Operator bytes and attention KV bytes (generation.md 1): operand traffic at the operator boundary.
 OPERATOR_BYTES_METHOD = "torchscan_operator_bytes"
@@ -267,6 +269,15 @@ class LayerReport(TypedDict):
     metric_ownership: NotRequired[dict[str, Literal["module_call", "subtree"]]]
     metric_owners: NotRequired[dict[str, CallRef]]
     token_dependencies: NotRequired[dict[str, Any]]
+    # views-3.md 1: present (always ``False``) only on the row of a module that never ran as a module
+    # call; such a row holds the module's own parameters and buffers, its ``calls`` is a complete 0,
+    # ``input`` is empty, ``output`` is ``{"kind": "not_called"}`` and it has no operator FLOPs.
+    called: NotRequired[Literal[False]]
+    # views-3.md 1: the share of an ancestor's complete inclusive (``subtree``) estimate that the
+    # module formulas attribute to this row alone (on the owner's row: what is left for its own
+    # frame). Keys are compute fields; results are complete, scope ``module_call``, the owner's
+    # method. Already inside the owner's value: never added to ``metrics`` or to totals.
+    attribution: NotRequired[dict[str, MetricResult]]
 
 
 class AnalysisReport(TypedDict):

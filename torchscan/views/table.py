@@ -24,10 +24,12 @@ from torchscan.views.diagnostic_groups import (
 )
 from torchscan.views.memory_text import human_bytes
 from torchscan.views.method_note import method_note
+from torchscan.views.row_values import NOT_CALLED_TEXT, is_called, is_covered, own_result
 from torchscan.views.table_layout import GAP, TABLE_WIDTH, fit, shorten_shape, wrap
 from torchscan.views.table_rows import RowModel, TableRow
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+COVERED = "covered"  # a cost cell inside an ancestor's inclusive estimate (explained in the footer)
 _SHAPE_WIDTH = 28
 DIAGNOSTIC_LINES = 5  # groups shown in the footer before "N more"
 
@@ -183,10 +185,10 @@ def check_table_options(
 def _shape(meta: Mapping[str, Any]) -> str:
     """An input/output description as text: shapes for tensors, the class name of other objects."""
     kind = meta.get("kind")
-    if kind == "tensor":
-        return str(list(meta["shape"]))
-    if kind == "size":
-        return "Size" + str(list(meta["shape"]))
+    if kind in ("tensor", "size") and isinstance(meta.get("shape"), list):
+        return ("Size" if kind == "size" else "") + str(list(meta["shape"]))
+    if kind == "nested_tensor":
+        return "nested"  # ragged: a report never invents a shape for it
     if kind == "scalar":
         return str(meta.get("type", kind))  # "int": what the call got, never its value
     if kind in ("tuple", "list"):
@@ -195,6 +197,8 @@ def _shape(meta: Mapping[str, Any]) -> str:
         return "{" + ", ".join(_shape(item["value"]) for item in meta["items"]) + "}"
     if kind == "none":
         return "None"  # as Python writes it
+    if kind == "not_called":
+        return NOT_CALLED_TEXT
     if kind == "object" and isinstance(meta.get("type"), str) and meta["type"]:
         return meta["type"].rpartition(".")[2]  # DynamicCache, not "object"
     return str(kind)
@@ -253,8 +257,15 @@ class _Cells:
         )
 
     def results(self, indices: Sequence[int], name: str) -> list[Mapping[str, Any]]:
-        found = (self.layers[i]["metrics"].get(name) for i in indices)
+        """The calls' own results (attribution shares first, views-3.md 1), absent ones left out."""
+        found = (own_result(self.layers[i], name) for i in indices)
         return [r for r in found if r is not None]
+
+    def _cost(self, indices: Sequence[int], metric: str) -> str:
+        combined = _combine(self.results(indices, metric))
+        if combined is None and is_covered(self.layers[indices[0]], metric):
+            return COVERED  # inside an ancestor's inclusive estimate, not attributed to this row
+        return _si_cell(combined)
 
     def cell(self, row: TableRow, column: str) -> str:
         layer = self.layers[row.layers[0]]
@@ -269,11 +280,11 @@ class _Cells:
             )
         for metric, (inclusive, own) in _COSTS.items():
             if column == own:
-                return _si_cell(_combine(self.results(row.layers[:1], metric)))
+                return self._cost(row.layers[:1], metric)
             if column == inclusive:
                 if metric == "operator_flops_self":  # the report's inclusive figure of the call
-                    return _si_cell(_combine(self.results(row.layers[:1], "operator_flops")))
-                return _si_cell(_combine(self.results(row.subtree, metric)))
+                    return self._cost(row.layers[:1], "operator_flops")
+                return self._cost(row.subtree, metric)
         if column in _PERCENT:
             return self._percent(row, *_PERCENT[column])
         if column == "saved_activations":
@@ -443,7 +454,14 @@ def format_table(
     lines += [GAP.join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
     lines.append("=" * len(rule))
     footer = _footer(
-        report, rows, depth, model.deepest, fold, _SPELLINGS[spelling], receptive_field or effective_rf_stats
+        report,
+        rows,
+        depth,
+        model.deepest,
+        fold,
+        _SPELLINGS[spelling],
+        receptive_field or effective_rf_stats,
+        covered=any(COVERED in row for row in table),
     )
     if memory is not None:
         footer += MEMORY_NOTE.splitlines()
@@ -471,9 +489,11 @@ def _rows_line(
     fold: bool,
     spelled: Mapping[str, str],
 ) -> str:
-    calls = len(report["layers"])
-    if len(rows) == calls:
-        return f"Rows: all {calls} layer calls shown."
+    calls = sum(1 for layer in report["layers"] if is_called(layer))
+    uncalled = len(report["layers"]) - calls
+    what = f"{calls} layer calls" + (f" and {uncalled} modules not called" if uncalled else "")
+    if len(rows) == len(report["layers"]):
+        return f"Rows: all {what} shown." if uncalled else f"Rows: all {calls} layer calls shown."
     hints = []
     if any(row.collapsed for row in rows):
         every = spelled["max_depth"].format(deepest)
@@ -485,7 +505,29 @@ def _rows_line(
             "a (×N) row shows one of N identical blocks, each with these values "
             f"({spelled['fold']} lists them)"
         )
-    return f"Rows: {len(rows)} for {calls} layer calls; " + "; ".join(hints) + "."
+    return f"Rows: {len(rows)} for {what}; " + "; ".join(hints) + "."
+
+
+def _row_kind_lines(report: Mapping[str, Any], covered: bool) -> list[str]:
+    """What not-called rows, attributed shares and ``covered`` cells mean (views-3.md 1), when present."""
+    layers = report["layers"]
+    lines = []
+    uncalled = [layer for layer in layers if not is_called(layer)]
+    if uncalled:
+        held = sum(layer["parameters"]["trainable"] + layer["parameters"]["frozen"] for layer in uncalled)
+        lines.append(
+            f"Not called: {len(uncalled)} module(s) never ran as a module call (shape '{NOT_CALLED_TEXT}'); "
+            f"their rows hold their own {held:,} params; work done with them is counted in the call "
+            "that ran it."
+        )
+    if any("attribution" in layer for layer in layers):
+        lines.append(
+            "Rows inside a native Transformer call show their share of its inclusive estimate "
+            "(by the module formulas; the shares sum to it)."
+        )
+    if covered:
+        lines.append(f"{COVERED}: included in an ancestor's inclusive estimate (see that row's incl. value).")
+    return lines
 
 
 def _footer(
@@ -496,6 +538,7 @@ def _footer(
     fold: bool,
     spelled: Mapping[str, str],
     geometry: bool = False,
+    covered: bool = False,
 ) -> list[str]:
     """Parameter and cost totals, what the rows stand for, then the diagnostics (issue 23 item 1).
 
@@ -515,12 +558,13 @@ def _footer(
     attributed = sum(
         layer["parameters"]["trainable"] + layer["parameters"]["frozen"] for layer in report["layers"]
     )
-    if attributed != totals["parameters"]["value"]:
+    if attributed != totals["parameters"]["value"]:  # a report saved before not-called rows existed
         unattributed = totals["parameters"]["value"] - attributed
         lines.append(
             f"Params of modules never called: {unattributed:,} (in the total and the root's incl. count; "
             "other incl. counts may miss them: ≥)"
         )
+    lines += _row_kind_lines(report, covered)
     lines.append("-" * 20)
     labels = {
         "module_flops": "Module FLOPs (formula)",
