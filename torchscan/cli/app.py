@@ -149,12 +149,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         model, shape = build()
         print(f"demo:{name}  input shape {(1, *shape)}")
         report = crawl_module(model, shape)
-        print(format_table(report, spelling="cli"))  # summary()'s table, hints in CLI spelling
+        print(format_table(report, spelling="cli", width=_table_width(args)))  # summary()'s table, CLI hints
         print()
         _write(str(out / f"{name}.json"), _dump(report))
         _write(str(out / f"{name}.html"), _render(report, "html", title=f"TorchScan demo: {name}"))
     print(f"open {out / 'cnn.html'} in a browser to explore the costs", file=sys.stderr)
     return EXIT_OK
+
+
+def _table_width(args: argparse.Namespace) -> int:
+    """``--width``, else the terminal's (views-3.md 2: 120 when not a terminal and COLUMNS unset)."""
+    from torchscan.views.table_layout import terminal_width
+
+    return args.width if args.width is not None else terminal_width()
 
 
 def _model_call(args: argparse.Namespace, spec: InputSpec) -> contextlib.AbstractContextManager[None]:
@@ -196,6 +203,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         receptive_field=args.receptive_field,
         effective_rf_stats=args.effective_rf_stats,
         spelling="cli",
+        width=_table_width(args),
     )
     _human_stream(args).write(table.getvalue() + text + "\n")
     for line in hw.hardware_lines(report):

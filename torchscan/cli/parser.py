@@ -19,6 +19,7 @@ from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
 
 # render.md: without --metric the HTML opens the most complete compute view of the report and an
 # SVG snapshot shows Module FLOPs (render_report's own defaults; the CLI passes None through).
+_WIDTH_RULE = "must be an integer >= 40 (characters per line)"
 METRIC_HELP = f"view shown: {', '.join(VIEWS)} (default: the most complete view in HTML, module_flops in SVG)"
 
 
@@ -183,6 +184,26 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
         parser.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
 
 
+def _width(text: str) -> int:
+    """``--width N``: the table's characters per line, checked by the table view itself."""
+    from torchscan.views.table_layout import check_width
+
+    try:
+        return check_width(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: {_WIDTH_RULE}") from None
+
+
+def _add_width(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--width",
+        type=_width,
+        metavar="N",
+        help="characters per table line; columns drop when names cannot shorten enough "
+        "(default: the terminal's width, 120 when output is not a terminal and COLUMNS is unset)",
+    )
+
+
 def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
     parser.add_argument(
         "--hardware",
@@ -212,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=examples("torchscan demo", "torchscan demo --out /tmp/torchscan-demo"),
     )
     demo.add_argument("--out", default="torchscan-demo", metavar="DIR", help="output folder")
+    _add_width(demo)
 
     scan = commands.add_parser(
         "scan",
@@ -252,6 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="list repeated identical blocks one by one instead of one (×N) row",
     )
+    _add_width(scan)
     scan.add_argument("--receptive-field", action="store_true", help="add the receptive field column")
     scan.add_argument(
         "--effective-rf-stats", action="store_true", help="add effective stride/padding columns"

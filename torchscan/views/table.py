@@ -25,7 +25,7 @@ from torchscan.views.diagnostic_groups import (
 from torchscan.views.memory_text import human_bytes
 from torchscan.views.method_note import method_note
 from torchscan.views.row_values import NOT_CALLED_TEXT, is_called, is_covered, own_result
-from torchscan.views.table_layout import GAP, TABLE_WIDTH, fit, shorten_shape, wrap
+from torchscan.views.table_layout import DROP_ORDER, GAP, TABLE_WIDTH, check_width, fit, shorten_shape, wrap
 from torchscan.views.table_rows import RowModel, TableRow
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -371,11 +371,13 @@ _SPELLINGS = {
         "max_depth": "max_depth={}",
         "fold": "fold=False",
         "receptive_field": "summary(..., receptive_field=True) shows them",
+        "width": "width={}",
     },
     "cli": {
         "max_depth": "--max-depth {}",
         "fold": "--no-fold",
         "receptive_field": "--receptive-field shows them",
+        "width": "--width {}",
     },
 }
 
@@ -401,8 +403,10 @@ def format_table(
     ``max_depth=4``; ``"cli"``: ``--max-depth 4``). ``receptive_field``, ``effective_rf_stats``
     and ``operator_flops`` append their columns to ``col_names`` (the default columns when None);
     so does ``memory`` (a validated MemoryReport): its ``saved_activations`` column ("Saved act.").
-    Text columns are shortened so the table fits ``width`` characters (120 by default) where the
-    columns asked for allow it; footer lines wrap at the same width.
+    The table fits ``width`` characters (120 by default; ``summary`` and the CLI pass the
+    terminal's): output shapes, types and layer names shorten first, then columns are left out in
+    ``table_layout.DROP_ORDER`` (the footer names them) — no number is ever cut. Footer lines wrap
+    at the same width. ``ValueError`` for a width under 40.
     """
     for name, flag in (
         ("receptive_field", receptive_field),
@@ -413,8 +417,7 @@ def format_table(
             raise TypeError(f"{name} must be True or False, got {type(flag).__name__}")
     if spelling not in _SPELLINGS:
         raise ValueError(f"spelling must be 'python' or 'cli', got {spelling!r}")
-    if isinstance(width, bool) or not isinstance(width, int) or width < 40:
-        raise ValueError(f"width must be an int >= 40, got {width!r}")
+    check_width(width)
     columns = list(
         check_table_options(
             col_names=col_names,
@@ -436,14 +439,13 @@ def format_table(
     depth = model.auto_depth() if max_depth is None else max_depth
     rows = model.rows(depth)
     cells = _Cells(report, wrap_mode, memory)
-    headers = [("Layer", ""), ("Type", ""), *(_header(name) for name in columns)]
-    table = [
+    names = [
         [escape_control(row.prefix + row.name), escape_control(report["layers"][row.layers[0]]["type"])]
-        + [cells.cell(row, name) for name in columns]
         for row in rows
     ]
-    shape = 2 + columns.index("output_shape") if "output_shape" in columns and wrap_mode == "mid" else None
-    widths = fit(headers, table, shape, width)
+    values = {name: [cells.cell(row, name) for row in rows] for name in columns}
+    layout = _Layout(names, values, wrap_mode, width)
+    _, headers, table, widths = layout.fit(columns)
     rule = "_" * (sum(widths) + len(GAP) * (len(widths) - 1))
     lines = [rule]
     for part in (0, 1):
@@ -463,6 +465,12 @@ def format_table(
         receptive_field or effective_rf_stats,
         covered=any(COVERED in row for row in table),
     )
+    left_out = layout.dropped
+    if left_out:
+        labels = ", ".join(" ".join(part for part in _header(name) if part) for name in left_out)
+        hint = _SPELLINGS[spelling]["width"].format(layout.natural(columns))
+        at = next(i for i, line in enumerate(footer) if line.startswith("Columns: ")) + 1
+        footer.insert(at, f"Columns left out at width {width}: {labels} ({hint} shows every column).")
     if memory is not None:
         footer += MEMORY_NOTE.splitlines()
     for line in footer:
@@ -470,6 +478,59 @@ def format_table(
         lines += wrap(line.strip(), max(width, len(rule)), indent, indent + "    ")
     lines.append(rule)
     return "\n".join(lines)
+
+
+class _Layout:
+    """Fits the table to a width: names and shapes shorten first, then columns drop (views-3.md 2)."""
+
+    def __init__(
+        self, names: list[list[str]], values: dict[str, list[str]], wrap_mode: str, width: int
+    ) -> None:
+        self.names = names
+        self.values = values
+        self.wrap_mode = wrap_mode
+        self.width = width
+        self.dropped: list[str] = []  # columns left out, in the order they went
+
+    def _build(
+        self, keep: Sequence[str], hard: bool
+    ) -> tuple[list[tuple[str, str]], list[list[str]], list[int]]:
+        headers = [("Layer", ""), ("Type", ""), *(_header(name) for name in keep)]
+        table = [[*pair, *(self.values[name][i] for name in keep)] for i, pair in enumerate(self.names)]
+        shape = (
+            2 + list(keep).index("output_shape")
+            if "output_shape" in keep and self.wrap_mode == "mid"
+            else None
+        )
+        return headers, table, fit(headers, table, shape, self.width, hard)
+
+    def natural(self, keep: Sequence[str]) -> int:
+        """Characters per line with every column at its full width (nothing shortened)."""
+        headers = [("Layer", ""), ("Type", ""), *(_header(name) for name in keep)]
+        rows = [[*pair, *(self.values[name][i] for name in keep)] for i, pair in enumerate(self.names)]
+        widths = [
+            max(len(top), len(bottom), *(len(row[i]) for row in rows))
+            for i, (top, bottom) in enumerate(headers)
+        ]
+        return sum(widths) + len(GAP) * (len(widths) - 1)
+
+    def fit(
+        self, columns: Sequence[str]
+    ) -> tuple[list[str], list[tuple[str, str]], list[list[str]], list[int]]:
+        """The columns kept and the fitted headers, cells and widths."""
+        keep = list(columns)
+        headers, table, widths = self._build(keep, False)
+        while sum(widths) + len(GAP) * (len(widths) - 1) > self.width:
+            droppable = [name for name in DROP_ORDER if name in keep]
+            costs = [name for name in keep if name not in DROP_ORDER]
+            droppable += costs[1:][::-1]  # extra cost columns from the right; the first one stays
+            if not droppable:
+                headers, table, widths = self._build(keep, True)  # names below their usual floors
+                break
+            keep.remove(droppable[0])
+            self.dropped.append(droppable[0])
+            headers, table, widths = self._build(keep, False)
+        return keep, headers, table, widths
 
 
 def _bytes(count: int) -> str:
