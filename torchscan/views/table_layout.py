@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 TABLE_WIDTH = 120  # when output is not a terminal and COLUMNS is unset
 MIN_WIDTH = 40  # the narrowest table: layer and type names, one number
@@ -179,3 +179,62 @@ def wrap(line: str, width: int = TABLE_WIDTH, indent: str = "  ", hanging: str =
         break_on_hyphens=False,
         break_long_words=True,
     ) or [indent.rstrip()]
+
+
+class Layout:
+    """Fits the table to a width: names and shapes shorten first, then columns drop (views-3.md 2)."""
+
+    def __init__(
+        self,
+        names: list[list[str]],
+        values: dict[str, list[str]],
+        wrap_mode: str,
+        width: int,
+        header: Callable[[str], tuple[str, str]],
+    ) -> None:
+        self.header = header  # column key -> its two header lines
+        self.names = names
+        self.values = values
+        self.wrap_mode = wrap_mode
+        self.width = width
+        self.dropped: list[str] = []  # columns left out, in the order they went
+
+    def _build(
+        self, keep: Sequence[str], hard: bool
+    ) -> tuple[list[tuple[str, str]], list[list[str]], list[int]]:
+        headers = [("Layer", ""), ("Type", ""), *(self.header(name) for name in keep)]
+        table = [[*pair, *(self.values[name][i] for name in keep)] for i, pair in enumerate(self.names)]
+        shape = (
+            2 + list(keep).index("output_shape")
+            if "output_shape" in keep and self.wrap_mode == "mid"
+            else None
+        )
+        return headers, table, fit(headers, table, shape, self.width, hard)
+
+    def natural(self, keep: Sequence[str]) -> int:
+        """Characters per line with every column at its full width (nothing shortened)."""
+        headers = [("Layer", ""), ("Type", ""), *(self.header(name) for name in keep)]
+        rows = [[*pair, *(self.values[name][i] for name in keep)] for i, pair in enumerate(self.names)]
+        widths = [
+            max(len(top), len(bottom), *(len(row[i]) for row in rows))
+            for i, (top, bottom) in enumerate(headers)
+        ]
+        return sum(widths) + len(GAP) * (len(widths) - 1)
+
+    def fit(
+        self, columns: Sequence[str]
+    ) -> tuple[list[str], list[tuple[str, str]], list[list[str]], list[int]]:
+        """The columns kept and the fitted headers, cells and widths."""
+        keep = list(columns)
+        headers, table, widths = self._build(keep, False)
+        while sum(widths) + len(GAP) * (len(widths) - 1) > self.width:
+            droppable = [name for name in DROP_ORDER if name in keep]
+            costs = [name for name in keep if name not in DROP_ORDER]
+            droppable += costs[1:][::-1]  # extra cost columns from the right; the first one stays
+            if not droppable:
+                headers, table, widths = self._build(keep, True)  # names below their usual floors
+                break
+            keep.remove(droppable[0])
+            self.dropped.append(droppable[0])
+            headers, table, widths = self._build(keep, False)
+        return keep, headers, table, widths
