@@ -204,6 +204,12 @@ def _add_width(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_csv(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--csv", metavar="PATH", help=f"save {what} as a CSV table ('-' for stdout; default: none)"
+    )
+
+
 def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
     parser.add_argument(
         "--hardware",
@@ -248,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help="save the AnalysisReport ('-' for stdout; default: none)"
     )
     _add_html(scan)
+    _add_csv(scan, "one row per layer row (path, call_index, own and incl. parameters and costs, statuses)")
     scan.add_argument(
         "--mode",
         choices=("full", "structure"),
@@ -296,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="count one training step: forward, backward of sum(output), AdamW (PyTorch defaults) step",
     )
     flops.add_argument("--json", metavar="PATH", help="save the FlopReport ('-' for stdout; default: none)")
+    _add_csv(flops, "one row per operator, phase and module label")
     flops.add_argument("--strict", action="store_true", help="exit 3 when the total is not complete")
 
     memory = commands.add_parser(
@@ -316,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help="save the MemoryReport ('-' for stdout; default: none)"
     )
     _add_html(memory, metric=False)
+    _add_csv(memory, "one row per timeline point and per module call")
 
     latency = commands.add_parser(
         "latency",
@@ -354,6 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_hardware(latency, "achieved FLOP/s and utilization (adds an operator FLOPs pass)")
     _add_html(latency, svg=False, metric=False)
+    _add_csv(latency, "the totals, raw timing blocks and context")
 
     compare = commands.add_parser(
         "compare",
@@ -370,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = commands.add_parser(
         "render",
-        help="HTML or SVG of a saved report",
+        help="HTML, SVG or CSV of a saved report",
         epilog=examples(
             "torchscan render report.json --html report.html",
             "torchscan render after.json --before before.json --svg diff.svg --metric parameters",
@@ -379,10 +389,15 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("report", metavar="REPORT.json", help="a saved report (any kind torchscan writes)")
     outputs = render.add_mutually_exclusive_group(required=True)
     outputs.add_argument(
-        "--html", metavar="PATH", help="write the HTML page here (this or --svg is required)"
+        "--html", metavar="PATH", help="write the HTML page here (this, --svg or --csv is required)"
     )
     outputs.add_argument(
-        "--svg", metavar="PATH", help="write the SVG snapshot here (this or --html is required)"
+        "--svg", metavar="PATH", help="write the SVG snapshot here (this, --html or --csv is required)"
+    )
+    outputs.add_argument(
+        "--csv",
+        metavar="PATH",
+        help="write the report as a CSV table here (analysis, flop, memory, benchmark)",
     )
     render.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
     render.add_argument(

@@ -64,6 +64,7 @@ __all__ = [
     "check_phases",
     "check_text",
     "context_changes",
+    "flop_shaped",
     "is_count",
     "is_number",
     "latency_change_label",
@@ -229,6 +230,17 @@ def report_kind(report: Any) -> str:
         if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
             return "benchmark"
     return "analysis"
+
+
+def flop_shaped(report: Any) -> bool:
+    """Whether a report :func:`report_kind` calls ``analysis`` is a standalone FlopReport instead
+    (``measure_flops``: a total and per-operator counts, no layers)."""
+    return (
+        isinstance(report, Mapping)
+        and "layers" not in report
+        and "by_operator" in report
+        and "total" in report
+    )
 
 
 def validate_report(report: Any) -> str:
