@@ -9,12 +9,12 @@ call, so repeated calls of a path are shown side by side, never nested.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torchscan.report.schema import in_float_range, metric_result
 from torchscan.views.delta_words import relative
+from torchscan.views.geometry_layout import icicle_layout
 from torchscan.views.row_values import NOT_CALLED_TEXT, is_called
 from torchscan.views.text import delta_text, long_text, path_label
 from torchscan.views.tree_order import all_paths, call_ordered, first_calls, parent_of
@@ -342,7 +342,7 @@ def build_group(
             node["delta"], node["delta_reason"] = _subtree_delta(
                 node, path in hierarchy.after_set, path in hierarchy.before_set
             )
-    _layout(hierarchy, nodes)
+    icicle_layout(hierarchy.preorder, hierarchy.children, nodes)
     root = nodes[""]
     structure = root["_scale"] == "structure"
     for path in hierarchy.preorder:
@@ -404,54 +404,6 @@ def _before_value(node: Mapping[str, Any]) -> float | None:
     """The complete baseline subtotal a relative delta is taken against, if any."""
     before = node["before_subtotal"]
     return before["value"] if before is not None and before["status"] == "complete" else None
-
-
-def _layout(hierarchy: Hierarchy, nodes: dict[str, dict[str, Any]]) -> None:
-    def own_weight(node: dict[str, Any]) -> float:
-        before = (node["before_direct"] or {}).get("known_value") or 0
-        return max(node["direct_known"], before)
-
-    weights = {path: own_weight(nodes[path]) for path in hierarchy.preorder}
-    # Every weight fits a float (validated), but their sum may not: then lay out float weights
-    # scaled by 1/n, whose sum cannot overflow, instead of raising OverflowError or drawing NaN.
-    factor: float = 1
-    if not sum(float(weight) for weight in weights.values()) <= sys.float_info.max / 2:
-        factor = 1 / len(weights)
-        weights = {path: float(weight) * factor for path, weight in weights.items()}
-    for path in reversed(hierarchy.preorder):
-        node = nodes[path]
-        node["_weight"] = weights[path]
-        node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
-    scale = "known"
-    if nodes[""]["_span"] == 0:
-        scale = "structure"
-        for path in reversed(hierarchy.preorder):
-            node = nodes[path]
-            has_own = node["direct"] is not None or node["before_direct"] is not None
-            node["_weight"] = 1 if (not hierarchy.children[path] or has_own) else 0
-            node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
-    total = nodes[""]["_span"] or 1
-    nodes[""]["layout_total"] = nodes[""]["_span"] if factor == 1 else min(total / factor, sys.float_info.max)
-
-    # Pre-order placement without recursion, so very deep hierarchies cannot exhaust the stack.
-    starts = {"": 0.0}
-    for path in hierarchy.preorder:
-        node = nodes[path]
-        start = starts[path]
-        node["_scale"] = scale
-        # Twelve significant digits: far finer than a pixel, and 40 % shorter in the embedded data.
-        node["x"] = _short(start / total)
-        node["width"] = _short(node["_span"] / total)
-        node["direct_x"] = node["x"]
-        node["direct_width"] = _short(node["_weight"] / total)
-        cursor = start + node["_weight"]
-        for child in hierarchy.children[path]:
-            starts[child] = cursor
-            cursor += nodes[child]["_span"]
-
-
-def _short(fraction: float) -> float:
-    return float(f"{fraction:.12g}")
 
 
 def default_selection(groups: Sequence[Mapping[str, Any]]) -> str:
