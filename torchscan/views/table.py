@@ -17,7 +17,7 @@ from typing import Any
 from torchscan.views.diagnostic_groups import escape_control
 from torchscan.views.table_cells import Cells
 from torchscan.views.table_columns import COLUMNS as COLUMNS
-from torchscan.views.table_columns import COVERED, MEMORY_NOTE, header
+from torchscan.views.table_columns import COVERED, MEMORY_NOTE, SPATIAL, header
 from torchscan.views.table_columns import DEFAULT_COLUMNS as DEFAULT_COLUMNS
 from torchscan.views.table_columns import MEMORY_COLUMNS as MEMORY_COLUMNS
 from torchscan.views.table_columns import format_metric as format_metric
@@ -25,6 +25,8 @@ from torchscan.views.table_columns import si as si
 from torchscan.views.table_footer import footer_lines
 from torchscan.views.table_layout import GAP, TABLE_WIDTH, Layout, check_width, wrap
 from torchscan.views.table_rows import RowModel
+
+LINE_BUDGET = 60  # lines the automatic depth aims for (analysis.md 8: about 60)
 
 
 def check_table_options(
@@ -151,9 +153,31 @@ def format_table(
     ]
     columns += [name for name in extra if name not in columns]
     model = RowModel(report["layers"], fold)
-    depth = model.auto_depth() if max_depth is None else max_depth
-    rows = model.rows(depth)
     cells = Cells(report, wrap_mode, memory)
+    depth = model.auto_depth() if max_depth is None else max_depth
+    while True:
+        lines = _lines(report, model, cells, depth, columns, wrap_mode, width, fold, spelling, memory, extra)
+        # The automatic depth aims at about 60 lines: a footer that wraps at a narrow width costs rows.
+        if max_depth is not None or len(lines) <= LINE_BUDGET or depth <= 1:
+            return "\n".join(lines)
+        depth -= 1
+
+
+def _lines(
+    report: Mapping[str, Any],
+    model: RowModel,
+    cells: Cells,
+    depth: int,
+    columns: list[str],
+    wrap_mode: str,
+    width: int,
+    fold: bool,
+    spelling: str,
+    memory: Mapping[str, Any] | None,
+    extra: list[str],
+) -> list[str]:
+    """The table's lines at one depth: header, rows fitted to ``width``, footer."""
+    rows = model.rows(depth)
     names = [
         [escape_control(row.prefix + row.name), escape_control(report["layers"][row.layers[0]]["type"])]
         for row in rows
@@ -177,7 +201,7 @@ def format_table(
         model.deepest,
         fold,
         _SPELLINGS[spelling],
-        receptive_field or effective_rf_stats,
+        any(name in extra for name in SPATIAL),
         covered=any(COVERED in row for row in table),
     )
     left_out = layout.dropped
@@ -192,4 +216,4 @@ def format_table(
         indent = line[: len(line) - len(line.lstrip(" "))]
         lines += wrap(line.strip(), max(width, len(rule)), indent, indent + "    ")
     lines.append(rule)
-    return "\n".join(lines)
+    return lines

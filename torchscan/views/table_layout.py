@@ -110,6 +110,10 @@ def _shorten_layer(cell: str, width: int) -> str:
         return cell
     name = cell.lstrip("│├└─ ")
     prefix = cell[: len(cell) - len(name)]
+    keep = min(len(name), 6)
+    if len(prefix) + keep > width:  # a very deep row: its glyphs go first, whole levels of 3 from the left
+        levels = max(0, (width - 1 - keep) // 3)
+        prefix = "…" + prefix[len(prefix) - 3 * levels :] if levels else "…"
     room = max(3, width - len(prefix))
     if name.startswith("(×") and " … " in name:  # a fold "(×12) layer.0 … layer.11": the last name goes first
         name = name.split(" … ", 1)[0] + " …"
