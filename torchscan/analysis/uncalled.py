@@ -7,10 +7,12 @@ after the forward, each such module gets a row marked ``called: False`` holding 
 and buffers (first-attributed, like every row), so that own parameters over all rows sum to the
 model total, always.
 
-Placement: a not-called module sits in the call tree under the calls of its nearest ancestor that
-did run — one row per such call, right after that call's own subtree, in module order (a whole
-not-called subtree keeps its shape). A module that never ran but whose descendants did (a
-``ModuleList``) stays a structural ancestor without a row unless it holds tensors of its own.
+Which: a whole not-called subtree gets rows when it holds tensors or sits inside a call that owns
+its subtree (a fused native call rebuilds all its parts); a parameterless module that merely never
+ran gets none. Placement: a not-called module sits in the call tree under the calls of its nearest
+ancestor that did run — one row per such call, right after that call's own subtree, in module
+order (a whole not-called subtree keeps its shape). A module that never ran but whose descendants
+did (a ``ModuleList``) stays a structural ancestor without a row unless it holds tensors of its own.
 
 Shares: a built-in handler that owns its subtree with one inclusive estimate also says how that
 estimate splits along the module tree (formulas/attention_shares.py). Each part lands on the row of
@@ -59,8 +61,17 @@ def _subtree_ends(records: Sequence[CallRecord]) -> list[int]:
     return end
 
 
-def _pending(recorder: CallRecorder, called: set[str]) -> dict[str, list[ModuleInfo]]:
-    """Not-called modules that get rows, grouped by their nearest called ancestor, in module order."""
+def _pending(recorder: CallRecorder, records: Sequence[CallRecord]) -> dict[str, list[ModuleInfo]]:
+    """Not-called modules that get rows, grouped by their nearest called ancestor, in module order.
+
+    A whole not-called subtree gets rows when some module in it holds tensors of its own, or when it
+    sits inside a call that owns its subtree's estimates (a fused native call: every part is
+    rebuilt, dropouts included, to carry its share); a parameterless module that merely never ran
+    elsewhere (an unused dropout) gets none. A module that never ran but whose descendants did
+    gets a row only for tensors of its own.
+    """
+    called = {record.path for record in records}
+    owned = {record.path for record in records if _owners(record)}  # calls inside an owned region
     active = set(called)  # paths that ran, or hold a module that ran
     for path in called:
         for ancestor in _ancestors(path):
@@ -68,14 +79,30 @@ def _pending(recorder: CallRecorder, called: set[str]) -> dict[str, list[ModuleI
                 break
             active.add(ancestor)
     pending: dict[str, list[ModuleInfo]] = {}
+    group: list[ModuleInfo] = []  # the not-called subtree being gathered (contiguous in pre-order)
+    anchor: str | None = None
+
+    def close() -> None:
+        if group and anchor is not None and (anchor in owned or any(i.params or i.buffers for i in group)):
+            pending.setdefault(anchor, []).extend(group)
+        group.clear()
+
     for info in recorder.infos:  # pre-order: a not-called parent precedes its children
         if info.path in called:
             continue
-        if info.path in active and not (info.params or info.buffers):
-            continue  # a structural ancestor of calls (ModuleList), holding nothing of its own
-        anchor = next((a for a in _ancestors(info.path) if a in called), None)
-        if anchor is not None:
-            pending.setdefault(anchor, []).append(info)
+        parent = info.path.rpartition(".")[0]
+        if info.path in active:  # a structural ancestor of calls (ModuleList): only its own tensors
+            if info.params or info.buffers:
+                close()
+                anchor = next((a for a in _ancestors(info.path) if a in called), None)
+                group.append(info)
+                close()
+            continue
+        if parent in active:  # the root of a not-called subtree
+            close()
+            anchor = next((a for a in _ancestors(info.path) if a in called), None)
+        group.append(info)
+    close()
     return pending
 
 
@@ -114,8 +141,7 @@ def with_not_called_rows(
     recorder: CallRecorder, records: Sequence[CallRecord], layers: list[LayerReport]
 ) -> list[LayerReport]:
     """``layers`` (one per record) with the not-called rows inserted, then every share attributed."""
-    called = {record.path for record in records}
-    pending = _pending(recorder, called)
+    pending = _pending(recorder, records)
     owners = [i for i, record in enumerate(records) if record.shares]
     if not pending and not owners:
         return layers
