@@ -115,6 +115,8 @@ def conv_linear_macs(report: dict[str, Any]) -> dict[str, Any]:
     attention_paths: list[str] = []
     for layer in report["layers"]:
         kind = layer["type"]
+        if layer.get("called", True) is False:
+            continue  # a module that never ran (views-3.md 1): its work is in the call that did it
         if any(layer["path"].startswith(prefix + ".") for prefix in attention_paths):
             continue
         if kind == "MultiheadAttention":
@@ -196,6 +198,10 @@ def measure(spec: zoo_models.ZooSpec) -> dict[str, Any]:
         return entry
     totals = report["totals"]
     entry["parameters"] = _number(totals["parameters"])
+    # views-3.md 1: own parameters over all rows (not-called modules included) sum to the total
+    entry["parameters_in_rows"] = sum(
+        layer["parameters"]["trainable"] + layer["parameters"]["frozen"] for layer in report["layers"]
+    )
     entry.update({name: metric_figure(totals[name]) for name in COMPUTE})
     entry["operator_flops_no_grad"] = metric_figure(eager["total"])
     entry["operator_flops_inference_mode"] = metric_figure(inference["total"])

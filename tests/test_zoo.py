@@ -225,6 +225,7 @@ def _check_entry(entry: dict[str, Any], spec: zoo_models.ZooSpec) -> None:
     assert "error" not in entry, entry.get("error")
     model, _, _ = spec.build()
     assert entry["parameters"] == sum(parameter.numel() for parameter in model.parameters())
+    assert entry["parameters_in_rows"] == entry["parameters"]  # views-3.md 1: every parameter in a row
     missing = entry["missing"]
     named_module_gaps = [*missing["unsupported_modules"], *missing["unestimated_functional_operators"]]
     named_module_gaps += missing["module_metric_errors"]

@@ -96,6 +96,9 @@ class HandlerOutcome:
     metrics: dict[str, MetricResult] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     token_dependencies: dict[str, Any] | None = None
+    # Built-in handlers only (views-3.md 1): the inclusive estimate split along the module tree,
+    # ``(module, {field: own share})`` pre-order with the handler's module first; empty otherwise.
+    shares: list[tuple[Any, dict[str, int]]] = field(default_factory=list)
 
 
 # --- registration (§2) --------------------------------------------------------------------------

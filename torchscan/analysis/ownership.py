@@ -64,6 +64,30 @@ def _ordered(mapping: dict[str, Any]) -> dict[str, Any]:
     return {name: mapping[name] for name in ESTIMATE_FIELDS if name in mapping}
 
 
+def _shares_by_path(
+    recorder: CallRecorder, record: CallRecord, shares: list[tuple[Any, dict[str, int]]]
+) -> list[tuple[str, dict[str, int]]] | None:
+    """A built-in handler's split of its complete inclusive fields, keyed by module path.
+
+    Only fields the row holds as a complete ``subtree`` result are split; a module outside the
+    model (impossible for native children) drops the split altogether rather than misplace a part.
+    """
+    fields = [
+        name
+        for name, result in record.metrics.items()
+        if name in COMPUTE_FIELDS and result["status"] == "complete" and result["scope"] == "subtree"
+    ]
+    if not fields:
+        return None
+    by_path = []
+    for module, values in shares:
+        path = recorder.path_of(module)
+        if path is None:
+            return None
+        by_path.append((path, {name: values[name] for name in fields if name in values}))
+    return by_path
+
+
 class ExtensionState:
     """Caller handlers, built-in handlers and the dynamic ownership stack of one analysis."""
 
@@ -156,6 +180,8 @@ class ExtensionState:
                 owned = [name for name in outcome.metrics if name in builtin.subtree_metrics]
                 if late and owned:
                     self._late_ownership(recorder, record, owned)
+                if outcome.shares:
+                    record.shares = _shares_by_path(recorder, record, outcome.shares)
         if remaining and record.is_leaf:
             estimate_leaf(record, module, args, kwargs, output, remaining, self._leaf_memo)
             if omitted and caller is not None:

@@ -56,7 +56,7 @@ def _dump(report: Any) -> str:
     return json.dumps(report, indent=2, allow_nan=False) + "\n"
 
 
-_OUTPUTS = ("json", "html", "svg")
+_OUTPUTS = ("json", "html", "svg", "csv")
 
 
 def _human_stream(args: argparse.Namespace) -> TextIO:
@@ -83,11 +83,11 @@ def _render(report: Any, fmt_name: str, **options: Any) -> str:
 
 
 def _write_renderings(report: Any, args: argparse.Namespace, **options: Any) -> None:
-    for option in ("html", "svg"):
+    for option in ("html", "svg", "csv"):
         destination = getattr(args, option, None)
         if destination is not None:
-            try:
-                page = _render(report, option, **options)
+            try:  # a CSV table has no view or title: it holds the whole report
+                page = _render(report, option, **(options if option != "csv" else {}))
             except ValueError as error:  # a bad --metric/--title: the options are the user's input
                 raise UsageError(f"cannot render --{option}: {_one_line(error)}") from None
             _write(destination, page)
@@ -119,7 +119,7 @@ def _load_model(
     target = targets.resolve_target(args.target)
     rules = {} if devices is None else {"allowed": devices}
     spec = targets.input_spec(target, args.input_shape, args.dtype, args.device, **rules)
-    outputs = {f"--{name}": getattr(args, name, None) for name in ("json", "html", "svg")}
+    outputs = {f"--{name}": getattr(args, name, None) for name in _OUTPUTS}
     hardware = getattr(args, "hardware", None)
     args.hardware_facts = hw.load_hardware(hardware) if hardware is not None else None
     files.check_outputs(outputs, [target.source_file, Path(hardware) if hardware is not None else None])
@@ -149,12 +149,19 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         model, shape = build()
         print(f"demo:{name}  input shape {(1, *shape)}")
         report = crawl_module(model, shape)
-        print(format_table(report, spelling="cli"))  # summary()'s table, hints in CLI spelling
+        print(format_table(report, spelling="cli", width=_table_width(args)))  # summary()'s table, CLI hints
         print()
         _write(str(out / f"{name}.json"), _dump(report))
         _write(str(out / f"{name}.html"), _render(report, "html", title=f"TorchScan demo: {name}"))
     print(f"open {out / 'cnn.html'} in a browser to explore the costs", file=sys.stderr)
     return EXIT_OK
+
+
+def _table_width(args: argparse.Namespace) -> int:
+    """``--width``, else the terminal's (views-3.md 2: 120 when not a terminal and COLUMNS unset)."""
+    from torchscan.views.table_layout import terminal_width
+
+    return args.width if args.width is not None else terminal_width()
 
 
 def _model_call(args: argparse.Namespace, spec: InputSpec) -> contextlib.AbstractContextManager[None]:
@@ -196,6 +203,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         receptive_field=args.receptive_field,
         effective_rf_stats=args.effective_rf_stats,
         spelling="cli",
+        width=_table_width(args),
     )
     _human_stream(args).write(table.getvalue() + text + "\n")
     for line in hw.hardware_lines(report):
@@ -253,6 +261,7 @@ def _cmd_flops(args: argparse.Namespace) -> int:
     print(fmt.flop_report(report, f"operator FLOPs of {args.target}: {what}"), file=_human_stream(args))
     if args.json is not None:
         _write(args.json, _dump(report))
+    _write_renderings(report, args)
     if args.strict and report["total"]["status"] != "complete":
         print("torchscan: incomplete operator FLOPs with --strict", file=sys.stderr)
         return EXIT_INCOMPLETE
@@ -428,14 +437,18 @@ def _analysis_comparison(diff: Any, before: Any, after: Any) -> str:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     sources = [Path(args.report), Path(args.before) if args.before is not None else None]
-    files.check_outputs({"--html": args.html, "--svg": args.svg}, sources)
+    files.check_outputs({"--html": args.html, "--svg": args.svg, "--csv": args.csv}, sources)
     report = files.load_report(args.report)
     _validate(report, args.report)
     options = _render_options(args)
     if args.before is not None:
         options["before"] = files.load_report(args.before)
         _validate(options["before"], args.before)
-    fmt_name, destination = ("html", args.html) if args.html is not None else ("svg", args.svg)
+    fmt_name, destination = next(
+        (name, path) for name in ("html", "svg", "csv") if (path := getattr(args, name))
+    )
+    if fmt_name == "csv":  # one table of the whole report: no view, no title
+        options = {key: value for key, value in options.items() if key == "before"}
     with _bad_report(f"cannot render {args.report!r}"):
         page = _render(report, fmt_name, **options)
     _write(destination, page)

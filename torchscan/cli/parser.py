@@ -19,6 +19,7 @@ from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
 
 # render.md: without --metric the HTML opens the most complete compute view of the report and an
 # SVG snapshot shows Module FLOPs (render_report's own defaults; the CLI passes None through).
+_WIDTH_RULE = "must be an integer >= 40 (characters per line)"
 METRIC_HELP = f"view shown: {', '.join(VIEWS)} (default: the most complete view in HTML, module_flops in SVG)"
 
 
@@ -183,6 +184,32 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
         parser.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
 
 
+def _width(text: str) -> int:
+    """``--width N``: the table's characters per line, checked by the table view itself."""
+    from torchscan.views.table_layout import check_width
+
+    try:
+        return check_width(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: {_WIDTH_RULE}") from None
+
+
+def _add_width(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--width",
+        type=_width,
+        metavar="N",
+        help="characters per table line; columns drop when names cannot shorten enough "
+        "(default: the terminal's width, 120 when output is not a terminal and COLUMNS is unset)",
+    )
+
+
+def _add_csv(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--csv", metavar="PATH", help=f"save {what} as a CSV table ('-' for stdout; default: none)"
+    )
+
+
 def _add_hardware(parser: argparse.ArgumentParser, adds: str) -> None:
     parser.add_argument(
         "--hardware",
@@ -212,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=examples("torchscan demo", "torchscan demo --out /tmp/torchscan-demo"),
     )
     demo.add_argument("--out", default="torchscan-demo", metavar="DIR", help="output folder")
+    _add_width(demo)
 
     scan = commands.add_parser(
         "scan",
@@ -226,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help="save the AnalysisReport ('-' for stdout; default: none)"
     )
     _add_html(scan)
+    _add_csv(scan, "one row per layer row (path, call_index, own and incl. parameters and costs, statuses)")
     scan.add_argument(
         "--mode",
         choices=("full", "structure"),
@@ -252,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="list repeated identical blocks one by one instead of one (×N) row",
     )
+    _add_width(scan)
     scan.add_argument("--receptive-field", action="store_true", help="add the receptive field column")
     scan.add_argument(
         "--effective-rf-stats", action="store_true", help="add effective stride/padding columns"
@@ -273,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="count one training step: forward, backward of sum(output), AdamW (PyTorch defaults) step",
     )
     flops.add_argument("--json", metavar="PATH", help="save the FlopReport ('-' for stdout; default: none)")
+    _add_csv(flops, "one row per operator, phase and module label")
     flops.add_argument("--strict", action="store_true", help="exit 3 when the total is not complete")
 
     memory = commands.add_parser(
@@ -293,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="PATH", help="save the MemoryReport ('-' for stdout; default: none)"
     )
     _add_html(memory, metric=False)
+    _add_csv(memory, "one row per timeline point and per module call")
 
     latency = commands.add_parser(
         "latency",
@@ -331,6 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_hardware(latency, "achieved FLOP/s and utilization (adds an operator FLOPs pass)")
     _add_html(latency, svg=False, metric=False)
+    _add_csv(latency, "the totals, raw timing blocks and context")
 
     compare = commands.add_parser(
         "compare",
@@ -347,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = commands.add_parser(
         "render",
-        help="HTML or SVG of a saved report",
+        help="HTML, SVG or CSV of a saved report",
         epilog=examples(
             "torchscan render report.json --html report.html",
             "torchscan render after.json --before before.json --svg diff.svg --metric parameters",
@@ -356,10 +389,15 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("report", metavar="REPORT.json", help="a saved report (any kind torchscan writes)")
     outputs = render.add_mutually_exclusive_group(required=True)
     outputs.add_argument(
-        "--html", metavar="PATH", help="write the HTML page here (this or --svg is required)"
+        "--html", metavar="PATH", help="write the HTML page here (this, --svg or --csv is required)"
     )
     outputs.add_argument(
-        "--svg", metavar="PATH", help="write the SVG snapshot here (this or --html is required)"
+        "--svg", metavar="PATH", help="write the SVG snapshot here (this, --html or --csv is required)"
+    )
+    outputs.add_argument(
+        "--csv",
+        metavar="PATH",
+        help="write the report as a CSV table here (analysis, flop, memory, benchmark)",
     )
     render.add_argument("--metric", type=_view, metavar="VIEW", help=METRIC_HELP)
     render.add_argument(

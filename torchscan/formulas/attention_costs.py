@@ -173,3 +173,33 @@ def _apply(
     if isinstance(spec, TransformerSpec):
         return stack(spec.encoder) + stack(spec.decoder)
     raise TypeError(f"not a native spec: {type(spec).__name__}")
+
+
+# --- whole calls and their parts (views-3.md 1: shares along the module tree) ------------------
+
+Costs = tuple[int, int, int]
+"""``(module FLOPs, MACs, logical DMAs)`` of one native call or of one part of it."""
+
+
+def native_costs(spec: NativeSpec) -> Costs:
+    """Module FLOPs, MACs and logical DMAs of one complete native call."""
+    return native_flops(spec), native_macs(spec), native_dmas(spec)
+
+
+def norm_costs(norm: NormSpec | None) -> Costs:
+    """A feature-only LayerNorm's part of a native call (``Identity``/``None``: nothing)."""
+    return _norm_flops(norm), _norm_macs(norm), _norm_dmas(norm)
+
+
+def projection_costs(rows: int, fan_in: int, fan_out: int, bias: bool) -> Costs:
+    """One ``Linear(fan_in → fan_out)`` applied to ``rows`` vectors inside a native call.
+
+    The terms of §15 that belong to the projection: ``rows·o·(2i − 1 + b)`` FLOPs, ``rows·i·o``
+    MACs, and ``rows·i + i·o + o·b + rows·o`` DMAs (read input and parameters, write the output) —
+    the same numbers the ``nn.Linear`` module formulas give for that call.
+    """
+    return (
+        rows * fan_out * (_dot(fan_in) + bias),
+        rows * fan_in * fan_out,
+        rows * fan_in + fan_in * fan_out + fan_out * bias + rows * fan_out,
+    )

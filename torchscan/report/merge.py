@@ -22,7 +22,12 @@ from torchscan.report.schema import (
     RankTotals,
     metric_result,
 )
-from torchscan.report.validate import report_kind, validate_analysis_report, validate_benchmark_report
+from torchscan.report.validate import (
+    flop_shaped,
+    report_kind,
+    validate_analysis_report,
+    validate_benchmark_report,
+)
 from torchscan.report.validate_operators import validate_flop_report
 
 SUM_SCOPE = "sum_over_ranks"
@@ -44,7 +49,7 @@ def _kind(report: Any, index: int) -> str:
     if "layers" in report:
         validate_analysis_report(report, where)
         return "analysis"
-    if kind == "analysis" and "by_operator" in report and "total" in report:
+    if kind == "analysis" and flop_shaped(report):
         validate_flop_report(report, where)
         return "flop"
     raise ValueError(f"{where} is not a FlopReport, AnalysisReport or BenchmarkReport")

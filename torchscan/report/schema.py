@@ -49,6 +49,8 @@ COUNTING_CONVENTION = "torchscan_flops_v1"
 ATTENTION_COUNTING = "mask-aware"
 NOT_REQUESTED = "not_requested"
 NOT_APPLICABLE = "not_applicable"
+# views-3.md 1: the output metadata of a row whose module never ran as a module call.
+NOT_CALLED_KIND = "not_called"
 COMMUNICATION_METHOD = "torchscan_collective_bytes"
 # Operator bytes and attention KV bytes (generation.md 1): operand traffic at the operator boundary.
 OPERATOR_BYTES_METHOD = "torchscan_operator_bytes"
@@ -173,9 +175,10 @@ class ObjectValue(TypedDict):
 
 
 class BareValue(TypedDict):
-    """``None`` (``none``), or the output of a call that raised (``failed``)."""
+    """``None`` (``none``), the output of a call that raised (``failed``), or the output of a module
+    that never ran as a module call (``not_called``, views-3.md 1)."""
 
-    kind: Literal["none", "failed"]
+    kind: Literal["none", "failed", "not_called"]
 
 
 ValueMeta = Annotated[
@@ -204,6 +207,7 @@ VALUE_KINDS: dict[str, type] = {
     "object": ObjectValue,
     "none": BareValue,
     "failed": BareValue,
+    "not_called": BareValue,
 }
 """Every ``kind`` of value metadata and the TypedDict that declares its keys."""
 
@@ -455,6 +459,15 @@ class LayerReport(TypedDict):
     metric_ownership: NotRequired[dict[str, Literal["module_call", "subtree"]]]
     metric_owners: NotRequired[dict[str, CallRef]]
     token_dependencies: NotRequired[TokenDependencyObject]
+    # views-3.md 1: present (always ``False``) only on the row of a module that never ran as a module
+    # call; such a row holds the module's own parameters and buffers, its ``calls`` is a complete 0,
+    # ``input`` is empty, ``output`` is ``{"kind": "not_called"}`` and it has no operator FLOPs.
+    called: NotRequired[Literal[False]]
+    # views-3.md 1: the share of an ancestor's complete inclusive (``subtree``) estimate that the
+    # module formulas attribute to this row alone (on the owner's row: what is left for its own
+    # frame). Keys are compute fields; results are complete, scope ``module_call``, the owner's
+    # method. Already inside the owner's value: never added to ``metrics`` or to totals.
+    attribution: NotRequired[dict[str, MetricResult]]
 
 
 class AnalysisReport(TypedDict):

@@ -67,6 +67,7 @@ __all__ = [
     "check_phases",
     "check_text",
     "context_changes",
+    "flop_shaped",
     "is_count",
     "is_number",
     "latency_change_label",
@@ -112,6 +113,17 @@ def _check_layer(layer: Any, where: str) -> tuple[str, int]:
         check_metric_result(result, child(child(where, "metrics"), name), additive=name in ADDITIVE_METRICS)
     if "token_dependencies" in layer:  # optional (extensions-and-transformers.md 16.1)
         check_token_dependencies(layer["token_dependencies"], child(where, "token_dependencies"))
+    if "called" in layer and layer["called"] is not False:  # views-3.md 1: present only as False
+        raise fail(child(where, "called"), "must be false when present (absent means the module ran)")
+    if "attribution" in layer:
+        shares = require_object(layer, "attribution", where)
+        for name, result in shares.items():
+            location = child(child(where, "attribution"), name)
+            if name not in COMPUTE_FIELDS:
+                raise fail(location, f"attribution keys must be among {', '.join(COMPUTE_FIELDS)}")
+            check_metric_result(result, location, additive=True)
+            if result["status"] != "complete":
+                raise fail(location, "an attributed share must be complete")
     return path, layer["call_index"]
 
 
@@ -139,6 +151,29 @@ def _check_ownership(layers: list[dict[str, Any]], calls: set[tuple[str, int]], 
                 raise fail(location, "metric owner names no layer call of this report")
             if field in layer["metrics"]:
                 raise fail(location, "a covered call carries no value of its own for that metric")
+    _check_attribution(layers, root)
+
+
+def _check_attribution(layers: list[dict[str, Any]], root: str) -> None:
+    """views-3.md 1: shares sit on an owner's row or rows it covers, and sum to its inclusive value."""
+    index_of = {(layer["path"], layer["call_index"]): i for i, layer in enumerate(layers)}
+    sums: dict[tuple[int, str], float] = {}
+    for index, layer in enumerate(layers):
+        for field, share in layer.get("attribution", {}).items():
+            location = child(child(child(child(root, "layers"), index), "attribution"), field)
+            owner = layer.get("metric_owners", {}).get(field)
+            if owner is not None:
+                key = (index_of[(owner["path"], owner["call_index"])], field)
+            elif layer.get("metric_ownership", {}).get(field) == "subtree":
+                key = (index, field)
+            else:
+                raise fail(location, "a share needs an inclusive owner (metric_owners or subtree ownership)")
+            sums[key] = sums.get(key, 0) + share["value"]
+    for (index, field), total in sums.items():
+        result = layers[index]["metrics"].get(field)
+        location = child(child(child(child(root, "layers"), index), "metrics"), field)
+        if result is None or result["status"] != "complete" or result["value"] != total:
+            raise fail(location, "the attributed shares must sum to the owner's complete inclusive value")
 
 
 def _check_operator_report(report: dict[str, Any], totals: dict[str, Any], root: str) -> None:
@@ -203,6 +238,17 @@ def report_kind(report: Any) -> str:
         if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
             return "benchmark"
     return "analysis"
+
+
+def flop_shaped(report: Any) -> bool:
+    """Whether a report :func:`report_kind` calls ``analysis`` is a standalone FlopReport instead
+    (``measure_flops``: a total and per-operator counts, no layers)."""
+    return (
+        isinstance(report, Mapping)
+        and "layers" not in report
+        and "by_operator" in report
+        and "total" in report
+    )
 
 
 def validate_report(report: Any) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEW_TOTALS, call_value, parent_of
+from torchscan.views.row_values import is_called
 
 STATUS_RANK = {"complete": 2, "partial": 1, "unavailable": 0}
 
@@ -37,8 +38,8 @@ def most_complete_view(report: Mapping[str, Any]) -> str:
             value, owner = call_value(layer, view)
             if owner is not None:
                 continue
-            if value is None:
-                gaps += layer["path"] not in parents
+            if value is None:  # a module that never ran (views-3.md 1) is no gap of its own
+                gaps += layer["path"] not in parents and is_called(layer)
             elif value["status"] != "complete":
                 gaps += 1
         score = (rank, -gaps / len(layers) if layers else 0.0)

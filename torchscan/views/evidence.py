@@ -176,9 +176,8 @@ def _annotate_calls(
                         assert source is not None
                         layer = source["layers"][call["index"]]
                         call["shapes"] = call_shapes(layer)
-                        call["label"] = (
-                            f"{path_label(node['path'])} · call #{call['call_index']} · {layer['type']}"
-                        )
+                        which = f"call #{call['call_index']}" if call["called"] else "not called"
+                        call["label"] = f"{path_label(node['path'])} · {which} · {layer['type']}"
                         if view not in COMPUTE_VIEWS:
                             call["attribution"] = attribution(layer, view)
                 first = node["calls"] or node["before_calls"]

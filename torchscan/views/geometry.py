@@ -9,12 +9,13 @@ call, so repeated calls of a path are shown side by side, never nested.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torchscan.report.schema import in_float_range, metric_result
 from torchscan.views.delta_words import relative
+from torchscan.views.geometry_layout import icicle_layout
+from torchscan.views.row_values import NOT_CALLED_TEXT, is_called
 from torchscan.views.text import delta_text, long_text, path_label
 from torchscan.views.tree_order import all_paths, call_ordered, first_calls, parent_of
 
@@ -54,6 +55,7 @@ UNRECORDED_METHOD = "no_recorded_measurement"
 SUBTOTAL_METHOD = "derived_recorded_subtotal"
 SUBTOTAL_SCOPE = "observed_subtree"
 SMALL_WIDTH = 0.025
+NOT_CALLED_DISPLAY = "not called · the module never ran as a module call; no own value"
 
 Result = dict[str, Any]
 Triple = tuple[str, str, str]
@@ -91,6 +93,9 @@ def call_value(layer: Mapping[str, Any], view: str) -> tuple[Result | None, dict
         ), None
     if view == "operator_flops":
         return layer["metrics"].get(OPERATOR_SELF_METRIC), None
+    share = layer.get("attribution", {}).get(view)
+    if share is not None:  # views-3.md 1: this row's part of an inclusive native estimate
+        return share, None
     owner = layer.get("metric_owners", {}).get(view)
     if owner is not None:
         return None, owner
@@ -159,8 +164,8 @@ def _group_keys(hierarchy: Hierarchy, view: str) -> list[tuple[Triple, bool]]:
                 value, owner = call_value(layer, view)
                 if value is not None:
                     triples.add(triple(value))
-                elif owner is None and not hierarchy.children[path]:
-                    unrecorded = True
+                elif owner is None and not hierarchy.children[path] and is_called(layer):
+                    unrecorded = True  # a module that never ran has no unknown work of its own
     keys = [(key, False) for key in triples]
     if unrecorded or not triples:
         keys.append(((UNRECORDED_METHOD, VIEW_UNITS[view], "module_call"), True))
@@ -178,8 +183,9 @@ def _group_calls(
     entries = []
     for index, layer in calls[path]:
         value, owner = call_value(layer, view)
+        called = is_called(layer)
         if synthetic:
-            in_group = value is None and owner is None and not hierarchy.children[path]
+            in_group = value is None and owner is None and not hierarchy.children[path] and called
             shown = result("unavailable", None, key[1], key[2], key[0]) if in_group else value
         else:
             in_group = value is not None and triple(value) == key
@@ -188,6 +194,9 @@ def _group_calls(
             owner_label = path_label(owner["path"])
             display = f"covered · included in {owner_label} · call #{owner['call_index']} inclusive estimate"
             status_word = "covered"
+        elif not called and value is None:
+            display = NOT_CALLED_DISPLAY
+            status_word = NOT_CALLED_TEXT
         else:
             display = long_text(shown) if in_group else "not recorded in this method group"
             status_word = shown["status"] if in_group and shown is not None else "not in group"
@@ -199,6 +208,7 @@ def _group_calls(
                 "shared": bool(layer["parameters"]["shared"]),
                 "in_group": in_group,
                 "covered_by": owner,
+                "called": called,
                 "display": display,
                 "display_status": status_word,
             }
@@ -219,7 +229,7 @@ def _foreign(node: Mapping[str, Any], synthetic: bool, leaf: bool) -> bool:
     container without its own formula (its work is its children's).
     """
     for call in node["calls"] + node["before_calls"]:
-        if call["in_group"] or call["covered_by"] is not None:
+        if call["in_group"] or call["covered_by"] is not None or not call["called"]:
             continue
         if call["result"] is not None or (leaf and not synthetic):
             return True
@@ -296,6 +306,8 @@ def build_group(
             "calls": calls,
             "before_calls": before_calls,
             "covered": bool(first.get("covered_by")) and not own,
+            # views-3.md 1: every call of the path is the row of a module that never ran
+            "not_called": bool(calls or before_calls) and not any(c["called"] for c in calls + before_calls),
             "direct": direct,
             "direct_kind": kind,
             "direct_known": (direct or {}).get("known_value") or 0,
@@ -330,7 +342,7 @@ def build_group(
             node["delta"], node["delta_reason"] = _subtree_delta(
                 node, path in hierarchy.after_set, path in hierarchy.before_set
             )
-    _layout(hierarchy, nodes)
+    icicle_layout(hierarchy.preorder, hierarchy.children, nodes)
     root = nodes[""]
     structure = root["_scale"] == "structure"
     for path in hierarchy.preorder:
@@ -348,6 +360,8 @@ def build_group(
         node["status"] = node["subtotal"]["status"]
         if node["covered"]:
             node["display_status"] = "covered"
+        elif node["not_called"] and node["direct"] is None:
+            node["display_status"] = NOT_CALLED_TEXT
         elif structure and node["direct"] is None:
             node["display_status"] = "structural"
         else:
@@ -390,54 +404,6 @@ def _before_value(node: Mapping[str, Any]) -> float | None:
     """The complete baseline subtotal a relative delta is taken against, if any."""
     before = node["before_subtotal"]
     return before["value"] if before is not None and before["status"] == "complete" else None
-
-
-def _layout(hierarchy: Hierarchy, nodes: dict[str, dict[str, Any]]) -> None:
-    def own_weight(node: dict[str, Any]) -> float:
-        before = (node["before_direct"] or {}).get("known_value") or 0
-        return max(node["direct_known"], before)
-
-    weights = {path: own_weight(nodes[path]) for path in hierarchy.preorder}
-    # Every weight fits a float (validated), but their sum may not: then lay out float weights
-    # scaled by 1/n, whose sum cannot overflow, instead of raising OverflowError or drawing NaN.
-    factor: float = 1
-    if not sum(float(weight) for weight in weights.values()) <= sys.float_info.max / 2:
-        factor = 1 / len(weights)
-        weights = {path: float(weight) * factor for path, weight in weights.items()}
-    for path in reversed(hierarchy.preorder):
-        node = nodes[path]
-        node["_weight"] = weights[path]
-        node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
-    scale = "known"
-    if nodes[""]["_span"] == 0:
-        scale = "structure"
-        for path in reversed(hierarchy.preorder):
-            node = nodes[path]
-            has_own = node["direct"] is not None or node["before_direct"] is not None
-            node["_weight"] = 1 if (not hierarchy.children[path] or has_own) else 0
-            node["_span"] = node["_weight"] + sum(nodes[c]["_span"] for c in hierarchy.children[path])
-    total = nodes[""]["_span"] or 1
-    nodes[""]["layout_total"] = nodes[""]["_span"] if factor == 1 else min(total / factor, sys.float_info.max)
-
-    # Pre-order placement without recursion, so very deep hierarchies cannot exhaust the stack.
-    starts = {"": 0.0}
-    for path in hierarchy.preorder:
-        node = nodes[path]
-        start = starts[path]
-        node["_scale"] = scale
-        # Twelve significant digits: far finer than a pixel, and 40 % shorter in the embedded data.
-        node["x"] = _short(start / total)
-        node["width"] = _short(node["_span"] / total)
-        node["direct_x"] = node["x"]
-        node["direct_width"] = _short(node["_weight"] / total)
-        cursor = start + node["_weight"]
-        for child in hierarchy.children[path]:
-            starts[child] = cursor
-            cursor += nodes[child]["_span"]
-
-
-def _short(fraction: float) -> float:
-    return float(f"{fraction:.12g}")
 
 
 def default_selection(groups: Sequence[Mapping[str, Any]]) -> str:

@@ -21,7 +21,7 @@ from torchscan.views.embed import encode
 from torchscan.views.evidence import build_data, shape_text
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
 from torchscan.views.html_appendix import appendix, badge_measure
-from torchscan.views.map_svg import BAR_KEY, draw_map
+from torchscan.views.map_svg import BAR_KEY, calls_text, draw_map
 from torchscan.views.method_note import method_note
 from torchscan.views.panel_data import RAIL_WORDS, card_change
 from torchscan.views.roofline_svg import roofline_section
@@ -234,7 +234,11 @@ def inspector(data: Mapping[str, Any], view: str, group: Mapping[str, Any], node
     parts = [
         f'<h3 tabindex="-1">{esc(path_label(node["path"]))}</h3>',
         f'<p class="inspector-type">{esc(node["type"] or "structural module (not called)")} · '
-        f"{count} call{'s' if count != 1 else ''}{' (×' + str(count) + ' calls)' if count > 1 else ''}</p>",
+        + (
+            calls_text(node, count)
+            + (f" (×{count} calls)" if count > 1 and not node.get("not_called") else "")
+        )
+        + "</p>",
         f'<p>Subtotal: <span class="metric-value">{badge_measure(node["subtotal"])}</span></p>',
         '<p class="note">Derived from this path and its descendants (derived_recorded_subtotal, '
         "observed_subtree), not a new measurement.</p>",

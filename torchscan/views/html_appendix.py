@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchscan.report.schema import COMPUTE_FIELDS, FIELD_UNITS, metric_result
+from torchscan.views.row_values import is_called
 from torchscan.views.text import (
     delta_text,
     esc,
@@ -120,8 +121,9 @@ def _metric_rows(layer: Mapping[str, Any], structure: bool) -> str:
     rows = []
     metrics = dict(layer["metrics"])
     owners = layer.get("metric_owners", {})
+    called = is_called(layer)
     for name in COMPUTE_FIELDS:
-        if name not in metrics and name not in owners:
+        if name not in metrics and name not in owners and called:
             method = "not_requested" if structure else "not_recorded"
             metrics[name] = metric_result(
                 "unavailable", unit=FIELD_UNITS[name], scope="module_call", method=method
@@ -138,6 +140,17 @@ def _metric_rows(layer: Mapping[str, Any], structure: bool) -> str:
             f"{esc(name)}: included in {esc(path_label(owner['path']))} · call #{owner['call_index']} "
             "inclusive estimate</td></tr>"
         )
+    for name, share in sorted(layer.get("attribution", {}).items()):
+        rows.append(
+            f'<tr><th scope="row">{esc(name)} share</th><td>{badge_measure(share)}</td>'
+            "<td>this row's part of the inclusive estimate, by the module formulas (already in it; "
+            "never added again)</td></tr>"
+        )
+    if not called:
+        rows.append(
+            '<tr><th scope="row">calls</th><td colspan="2"><span class="badge">not called</span> the module '
+            "never ran as a module call; its row holds its own parameters</td></tr>"
+        )
     return (
         "<table><thead><tr><th>Metric</th><th>Value</th><th>Method · scope · unit</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
@@ -150,7 +163,7 @@ def _calls(report: Mapping[str, Any], diagnostics: list[Mapping[str, Any]], pref
     out = [f'<section class="calls-evidence"><h3>{esc(heading)}</h3>']
     for i, layer in enumerate(report["layers"]):
         evidence = {key: layer[key] for key in ("input", "output", "parameters", "buffers")}
-        for key in ("metric_ownership", "metric_owners", "token_dependencies"):
+        for key in ("metric_ownership", "metric_owners", "token_dependencies", "called", "attribution"):
             if key in layer:
                 evidence[key] = layer[key]
         links = " ".join(
@@ -159,8 +172,8 @@ def _calls(report: Mapping[str, Any], diagnostics: list[Mapping[str, Any]], pref
             if d.get("path") == layer["path"]
         )
         out.append(
-            f'<details id="{prefix}-{i}"><summary>{esc(path_label(layer["path"]))} · call '
-            f"#{layer['call_index']} · "
+            f'<details id="{prefix}-{i}"><summary>{esc(path_label(layer["path"]))} · '
+            f"{'call' if is_called(layer) else 'not called, row'} #{layer['call_index']} · "
             f"{esc(layer['type'])}</summary>{_metric_rows(layer, structure)}"
             f"<pre>{esc(evidence_json(evidence))}</pre>"
             f"<p>Diagnostics for this path: {links or 'none'}</p></details>"

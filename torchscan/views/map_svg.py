@@ -57,11 +57,18 @@ def node_label(node: Mapping[str, Any]) -> str:
     """Short tile label: last path component, ``×N calls`` for repeats, added/removed marker."""
     label = node["label"]
     count = max(len(node["calls"]), len(node["before_calls"]))
-    if count > 1:
+    if count > 1 and not node.get("not_called"):
         label += f" ×{count} calls"
     if node["change"] != "matched":
         label += f" · {node['change']}"
     return label
+
+
+def calls_text(node: Mapping[str, Any], calls: int) -> str:
+    """``3 calls``, or ``not called`` for a module that never ran (views-3.md 1)."""
+    if node.get("not_called"):
+        return "not called (the module never ran as a module call)"
+    return f"{calls} call{'s' if calls != 1 else ''}"
 
 
 def is_neutral(group: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
@@ -76,7 +83,7 @@ def describe(group: Mapping[str, Any], node: Mapping[str, Any], types: str = "")
         f"{'(root)' if node['path'] == '' else neutral(node['path'])}, "
         f"{neutral(node['type'] or 'structural')}"
     ]
-    parts.append(f"{calls} call{'s' if calls != 1 else ''}.")
+    parts.append(calls_text(node, calls) + ".")
     if group["scale"] == "structure":
         parts.append("structural · unscaled: width shows shape only, not cost.")
     parts.append(f"Derived subtree subtotal: {node['display']}.")
@@ -140,6 +147,8 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
     value = "structural · unscaled" if group["scale"] == "structure" else short_text(node["subtotal"])
     if node["covered"]:
         value = "covered · " + value
+    elif node.get("not_called"):
+        value = "not called" if node["subtotal"]["known_value"] is None else "not called · " + value
     drawing: dict[str, Any] = {
         "box": [x, y, w, h],
         "fill": fill,

@@ -1,24 +1,66 @@
 """Layout of the plain-text summary table: two-line headers, fitting a width, wrapped footers.
 
-Issue 23 item 4: the default table fits 120 columns. Columns keep their natural width when the
-table fits; otherwise the flexible text columns give way in a fixed order — output shapes first
-(shortened in the middle, only with ``wrap_mode="mid"``), then module types, then layer names —
-each down to a floor, so numbers are never cut. Footer lines (the diagnostics) wrap at the same
-width with a hanging indent instead of running to hundreds of characters.
+The table fits a width (views-3.md 2: the terminal's, 120 when output is not a terminal and
+``COLUMNS`` is unset). Columns keep their natural width when the table fits; otherwise the
+flexible text columns give way in a fixed order — output shapes first (shortened in the middle,
+only with ``wrap_mode="mid"``), then module types, then layer names — each down to a floor, so
+numbers are never cut. When that is not enough, whole columns are left out in :data:`DROP_ORDER`
+(the footer names them), and only then do names go below their floors. Footer lines wrap at the
+same width with a hanging indent instead of running to hundreds of characters.
 """
 
 from __future__ import annotations
 
+import shutil
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-TABLE_WIDTH = 120
+TABLE_WIDTH = 120  # when output is not a terminal and COLUMNS is unset
+MIN_WIDTH = 40  # the narrowest table: layer and type names, one number
 GAP = "  "
 # Flexible columns (by position: 0 = Layer, 1 = Type; the shape column is found by key) and the
-# narrowest each may become, tried in this order.
+# narrowest each may become, tried in this order; the second floors apply once no column is left
+# to drop.
 _SHAPE_FLOOR = 18  # "{[1, 128, 768], …}": the first item of a tuple or mapping stays whole
 _TYPE_FLOOR = 12
-_LAYER_FLOOR = 24
+_LAYER_FLOOR = 20
+_HARD_FLOORS = (10, 8, 12)  # shape, type, layer
+# Columns left out, in this order, when shortening names and shapes to their floors is not enough
+# (views-3.md 2): flags and shares first, then the "own" twins of inclusive columns, the output
+# shape, and finally extra cost columns from the right. The first cost column asked for stays.
+DROP_ORDER = (
+    "trainable",
+    "effective_padding",
+    "effective_stride",
+    "receptive_field",
+    "operator_flops_percent",
+    "module_flops_percent",
+    "saved_activations",
+    "params_self",
+    "operator_flops_self",
+    "dmas_self",
+    "macs_self",
+    "module_flops_self",
+    "output_shape",
+)
+
+
+def check_width(width: object) -> int:
+    """An explicit table width: an ``int`` of at least :data:`MIN_WIDTH` (``ValueError`` otherwise)."""
+    if isinstance(width, bool) or not isinstance(width, int) or width < MIN_WIDTH:
+        raise ValueError(f"width must be an integer >= {MIN_WIDTH} (characters per line), got {width!r:.40}")
+    return width
+
+
+def terminal_width() -> int:
+    """The width a table printed now should fit (views-3.md 2).
+
+    ``shutil.get_terminal_size``: ``COLUMNS`` when set, else the terminal of standard output, else
+    :data:`TABLE_WIDTH` (output is not a terminal). A terminal narrower than :data:`MIN_WIDTH` gets
+    the narrowest table rather than an error: only an explicit ``width=`` is refused.
+    """
+    columns = shutil.get_terminal_size(fallback=(TABLE_WIDTH, 24)).columns
+    return max(MIN_WIDTH, columns) if columns > 0 else TABLE_WIDTH
 
 
 def shorten_middle(text: str, width: int) -> str:
@@ -68,7 +110,17 @@ def _shorten_layer(cell: str, width: int) -> str:
         return cell
     name = cell.lstrip("│├└─ ")
     prefix = cell[: len(cell) - len(name)]
-    return prefix + shorten_middle(name, max(3, width - len(prefix)))
+    keep = min(len(name), 6)
+    if len(prefix) + keep > width:  # a very deep row: its glyphs go first, whole levels of 3 from the left
+        levels = max(0, (width - 1 - keep) // 3)
+        prefix = "…" + prefix[len(prefix) - 3 * levels :] if levels else "…"
+    room = max(3, width - len(prefix))
+    if name.startswith("(×") and " … " in name:  # a fold "(×12) layer.0 … layer.11": the last name goes first
+        name = name.split(" … ", 1)[0] + " …"
+        if len(name) > room:
+            count, _, first = name[:-2].partition(" ")
+            name = f"{count} {shorten_middle(first, max(1, room - len(count) - 3))} …"
+    return prefix + shorten_middle(name, room)
 
 
 def fit(
@@ -76,11 +128,13 @@ def fit(
     table: list[list[str]],
     shape_column: int | None,
     width: int = TABLE_WIDTH,
+    hard: bool = False,
 ) -> list[int]:
     """Shorten flexible cells of ``table`` in place until the rows fit ``width``; return column widths.
 
     ``shape_column`` is the index of the output-shape column when it may be shortened (else None).
-    A table whose fixed columns alone exceed ``width`` (many columns asked for) stays wider.
+    Names stop at their floors (``hard``: at the lower floors used once no column can be left out);
+    a table whose fixed columns alone exceed ``width`` stays wider.
     """
 
     def widths() -> list[int]:
@@ -91,15 +145,24 @@ def fit(
 
     current = widths()
     excess = sum(current) + len(GAP) * (len(current) - 1) - width
-    order = ([] if shape_column is None else [(shape_column, _SHAPE_FLOOR)]) + [
-        (1, _TYPE_FLOOR),
-        (0, _LAYER_FLOOR),
-    ]
-    for column, floor in order:
-        if excess <= 0:
+    shape_floor, type_floor, layer_floor = _HARD_FLOORS if hard else (_SHAPE_FLOOR, _TYPE_FLOOR, _LAYER_FLOOR)
+    targets = list(current)
+    if shape_column is not None and excess > 0:  # output shapes give way first
+        header = max(len(part) for part in headers[shape_column])
+        floor = max(shape_floor, header, current[shape_column] - excess)
+        targets[shape_column] = min(current[shape_column], floor)
+        excess -= current[shape_column] - targets[shape_column]
+    # Then types and layer names together, one character at a time from the wider of the two, so
+    # neither is cut to its floor while the other keeps a long name.
+    floors = {1: type_floor, 0: layer_floor}
+    while excess > 0:
+        open_columns = [c for c in (1, 0) if targets[c] > floors[c]]
+        if not open_columns:
             break
-        header = max(len(part) for part in headers[column])
-        target = max(floor, header, current[column] - excess)
+        column = max(open_columns, key=lambda c: targets[c])
+        targets[column] -= 1
+        excess -= 1
+    for column, target in enumerate(targets):
         if target >= current[column]:
             continue
         shorten = (
@@ -107,8 +170,6 @@ def fit(
         )
         for row in table:
             row[column] = shorten(row[column], target)
-        excess -= current[column] - target
-        current[column] = target
     return widths()
 
 
@@ -122,3 +183,62 @@ def wrap(line: str, width: int = TABLE_WIDTH, indent: str = "  ", hanging: str =
         break_on_hyphens=False,
         break_long_words=True,
     ) or [indent.rstrip()]
+
+
+class Layout:
+    """Fits the table to a width: names and shapes shorten first, then columns drop (views-3.md 2)."""
+
+    def __init__(
+        self,
+        names: list[list[str]],
+        values: dict[str, list[str]],
+        wrap_mode: str,
+        width: int,
+        header: Callable[[str], tuple[str, str]],
+    ) -> None:
+        self.header = header  # column key -> its two header lines
+        self.names = names
+        self.values = values
+        self.wrap_mode = wrap_mode
+        self.width = width
+        self.dropped: list[str] = []  # columns left out, in the order they went
+
+    def _build(
+        self, keep: Sequence[str], hard: bool
+    ) -> tuple[list[tuple[str, str]], list[list[str]], list[int]]:
+        headers = [("Layer", ""), ("Type", ""), *(self.header(name) for name in keep)]
+        table = [[*pair, *(self.values[name][i] for name in keep)] for i, pair in enumerate(self.names)]
+        shape = (
+            2 + list(keep).index("output_shape")
+            if "output_shape" in keep and self.wrap_mode == "mid"
+            else None
+        )
+        return headers, table, fit(headers, table, shape, self.width, hard)
+
+    def natural(self, keep: Sequence[str]) -> int:
+        """Characters per line with every column at its full width (nothing shortened)."""
+        headers = [("Layer", ""), ("Type", ""), *(self.header(name) for name in keep)]
+        rows = [[*pair, *(self.values[name][i] for name in keep)] for i, pair in enumerate(self.names)]
+        widths = [
+            max(len(top), len(bottom), *(len(row[i]) for row in rows))
+            for i, (top, bottom) in enumerate(headers)
+        ]
+        return sum(widths) + len(GAP) * (len(widths) - 1)
+
+    def fit(
+        self, columns: Sequence[str]
+    ) -> tuple[list[str], list[tuple[str, str]], list[list[str]], list[int]]:
+        """The columns kept and the fitted headers, cells and widths."""
+        keep = list(columns)
+        headers, table, widths = self._build(keep, False)
+        while sum(widths) + len(GAP) * (len(widths) - 1) > self.width:
+            droppable = [name for name in DROP_ORDER if name in keep]
+            costs = [name for name in keep if name not in DROP_ORDER]
+            droppable += costs[1:][::-1]  # extra cost columns from the right; the first one stays
+            if not droppable:
+                headers, table, widths = self._build(keep, True)  # names below their usual floors
+                break
+            keep.remove(droppable[0])
+            self.dropped.append(droppable[0])
+            headers, table, widths = self._build(keep, False)
+        return keep, headers, table, widths

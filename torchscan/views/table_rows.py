@@ -85,6 +85,7 @@ def _own_key(layer: Mapping[str, Any]) -> str:
     """What must match for two calls to be 'identical' apart from where they sit."""
     params = layer["parameters"]
     metrics = sorted((name, r["status"], r["known_value"]) for name, r in layer["metrics"].items())
+    shares = sorted((name, r["known_value"]) for name, r in layer.get("attribution", {}).items())
     key = [
         layer["type"],
         layer["call_index"] > 0,
@@ -93,6 +94,7 @@ def _own_key(layer: Mapping[str, Any]) -> str:
         params["frozen"],
         params["shared"],
         metrics,
+        shares,
     ]
     return json.dumps(key, sort_keys=True, default=str)
 

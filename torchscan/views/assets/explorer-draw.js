@@ -6,7 +6,7 @@
   function describe(group, node) {
     var calls = Math.max(node.calls.length, node.before_calls.length);
     var parts = [pathLabel(node.path) + ", " + neutral(node.type || "structural")];
-    parts.push(calls + " call" + (calls !== 1 ? "s" : "") + ".");
+    parts.push(node.not_called ? "not called (the module never ran as a module call)." : calls + " call" + (calls !== 1 ? "s" : "") + ".");
     if (group.scale === "structure") { parts.push("structural · unscaled: width shows shape only, not cost."); }
     parts.push("Derived subtree subtotal: " + node.display + ".");
     if (node.covered) { parts.push("Own calls are covered by an ancestor's inclusive estimate."); }

@@ -100,8 +100,9 @@
     var parts = [];
     parts.push(el("h3", { tabindex: "-1" }, [pathLabel(node.path)]));
     parts.push(el("p", { "class": "inspector-type" }, [
-      (node.type || "structural module (not called)") + " · " + count + (count === 1 ? " call" : " calls") +
-      (count > 1 ? " (×" + count + " calls)" : "")]));
+      (node.type || "structural module (not called)") + " · " + (node.not_called ?
+        "not called (the module never ran as a module call)" :
+        count + (count === 1 ? " call" : " calls") + (count > 1 ? " (×" + count + " calls)" : ""))]));
     parts.push(el("p", {}, ["Subtotal: ", el("span", { "class": "metric-value" }, [badge(node.subtotal)])]));
     parts.push(el("p", { "class": "note" }, ["Derived from this path and its descendants (derived_recorded_subtotal, observed_subtree), not a new measurement."]));
     if (node.covered) {
@@ -209,9 +210,10 @@
   }
   function tileTexts(group, node) {
     var count = Math.max(node.calls.length, node.before_calls.length);
-    var label = node.label + (count > 1 ? " ×" + count + " calls" : "") + (node.change !== "matched" ? " · " + node.change : "");
+    var label = node.label + (count > 1 && !node.not_called ? " ×" + count + " calls" : "") + (node.change !== "matched" ? " · " + node.change : "");
     var value = group.scale === "structure" ? "structural · unscaled" : shortText(node.subtotal);
     if (node.covered) { value = "covered · " + value; }
+    else if (node.not_called) { value = node.subtotal.known_value === null ? "not called" : "not called · " + value; }
     var delta = "";
     if (group.comparison) {
       delta = "delta unknown";
