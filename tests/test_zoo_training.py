@@ -4,8 +4,9 @@ Closed forms of single convolution and linear calls against hand-derived numbers
 lower-bound and summary helpers on small inputs; then a CI-sized subset of the zoo, each model
 trained one step: every conv/linear call reconciles (backward ÷ forward = 2, 1 for a first layer,
 plus the bias), the step is complete, the lower-bound rule holds per phase, and both grad modes
-count the same forward. Cases that fail only through a fix in progress elsewhere are
-``xfail(strict=True)`` with the fix named: the mark turns red once that fix lands, and comes off.
+count the same forward. Every model of the subset passes every check (each fix of issues #32 and
+#39 landed: grouped convolution gradients, pooling taps, complex arithmetic, rounded division, the
+CPU RNN and grouped-matmul backward, index_put with None indices, module attributes of any type).
 """
 
 from __future__ import annotations
@@ -29,13 +30,6 @@ try:
     from zoo_truth import catalogue as truth_catalogue
 finally:
     sys.path.remove(str(ROOT / "benchmarks"))
-
-# torch 2.15 registers a products-only FlopCounterMode formula for the CPU flash attention kernel and
-# the library defers to it (partial); torch-versions.md 1 makes TorchScan's own formula win again.
-TORCH_215_ATTENTION = (
-    "pending on torch >= 2.15: TorchScan's CPU attention formula first (torch-versions.md 1)"
-)
-_TORCH = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
 
 
 def _call(module: nn.Module, x: torch.Tensor) -> zoo_reconcile.Call:
@@ -215,26 +209,10 @@ def test_summary_counts_right_complete_and_partial() -> None:
 
 # --- the CI subset of the zoo -------------------------------------------------------------------
 
-# model → {check: reason} for checks that fail today only through a pending fix
-SUBSET: dict[str, dict[str, str]] = {
-    "efficientnet_b0": {},
-    "shufflenet_v2_x0_5": {},
-    "convmixer": {},
-    "ghostnet": {},
-    "fastvit": {
-        **({"complete": TORCH_215_ATTENTION} if _TORCH >= (2, 15) else {}),
-    },
-    "xception": {},
-    "convnext-v2": {},
-    "levit": {},
-    "xcit": {},
-    "fno-1d": {},
-    "lstm-lm": {},
-    "moe-grouped-mm": {},
-    "moe-switch": {},
-    "gcn": {},
-    "gat": {},
-}
+SUBSET = (
+    "efficientnet_b0", "shufflenet_v2_x0_5", "convmixer", "ghostnet", "fastvit", "xception", "convnext-v2",
+    "levit", "xcit", "fno-1d", "lstm-lm", "moe-grouped-mm", "moe-switch", "gcn", "gat",
+)  # fmt: skip
 CHECKS = ("right", "complete", "lower_bound", "grad_modes")
 
 
@@ -257,12 +235,7 @@ def _measured(name: str) -> dict[str, Any]:
 
 
 def _cases() -> list[Any]:
-    cases = []
-    for name, pending in SUBSET.items():
-        for check in CHECKS:
-            marks = [pytest.mark.xfail(strict=True, reason=pending[check])] if check in pending else []
-            cases.append(pytest.param(name, check, marks=marks, id=f"{name}-{check}"))
-    return cases
+    return [pytest.param(name, check, id=f"{name}-{check}") for name in SUBSET for check in CHECKS]
 
 
 @pytest.mark.slow
