@@ -151,3 +151,13 @@ def test_zoo_versions_dumps_and_compares(tmp_path: Path) -> None:
         f"  forward: {operator} " in changed
         and "identical operator FLOPs and statuses: 1 model(s)" in changed
     )
+
+
+def test_zoo_causal_compares_mask_aware_and_every_pair_counts() -> None:
+    """``benchmarks/zoo_causal.py`` on GPT-2 (causal fused attention: the mask-aware count is lower)
+    and BERT (an encoder: no change)."""
+    pytest.importorskip("transformers")
+    stdout = run_script("zoo_causal.py", "--only", "gpt2,bert", timeout=600).stdout
+    rows = {line.split(" | ")[0].strip("| "): line for line in stdout.splitlines() if line.startswith("| ")}
+    assert "| +0.00% |" in rows["bert"]
+    assert "| -" in rows["gpt2"] and "complete" in rows["gpt2"]
