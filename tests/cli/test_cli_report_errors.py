@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from torchscan.cli import app as cli
-from torchscan.cli import main
+from torchscan.cli import main, output
 
 SKIP_MODEL = textwrap.dedent(
     """
@@ -126,7 +125,7 @@ def test_any_failure_while_handling_reports_is_a_usage_error(
         raise error
 
     monkeypatch.setattr("torchscan.compare_reports", fail)
-    monkeypatch.setattr(cli, "_render", fail)
+    monkeypatch.setattr(output, "render", fail)
     status, _, err = run(capsys, "compare", str(good), str(good))
     assert_usage_error(status, err)
     status, _, err = run(capsys, "render", str(good), "--html", str(tmp_path / "x.html"))
