@@ -38,9 +38,9 @@ _EXPORTS = {
     "Diagnostic": "torchscan.report.schema",
     "FlopReport": "torchscan.report.schema",
     "ReportDiff": "torchscan.report.schema",
-    "BenchmarkReport": "torchscan.report.schema",
-    "ProfileReport": "torchscan.report.schema",
-    "BenchmarkComparison": "torchscan.report.schema",
+    "BenchmarkReport": "torchscan.report.workload_schema",
+    "ProfileReport": "torchscan.report.workload_schema",
+    "BenchmarkComparison": "torchscan.report.workload_schema",
     "GenerationReport": "torchscan.report.generation_schema",
     "MemoryReport": "torchscan.report.memory_schema",
     "MemoryDiff": "torchscan.report.memory_diff",
@@ -71,16 +71,14 @@ if TYPE_CHECKING:
     from torchscan.report.scaling_schema import ScalingReport
     from torchscan.report.schema import (
         AnalysisReport,
-        BenchmarkComparison,
-        BenchmarkReport,
         Diagnostic,
         FlopReport,
         LayerReport,
         MetricResult,
-        ProfileReport,
         ReportDiff,
         metric_result,
     )
+    from torchscan.report.workload_schema import BenchmarkComparison, BenchmarkReport, ProfileReport
     from torchscan.views.render import render_report
 
 

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from torchscan.analysis.inputs import FAILED, describe
-from torchscan.report.schema import VALUE_KINDS
 from torchscan.report.validate_values import check_call_io, check_value_meta, declared_keys
+from torchscan.report.values_schema import VALUE_KINDS
 
 
 def _nested() -> torch.Tensor:
@@ -102,7 +102,7 @@ def test_call_io_needs_args_and_kwargs() -> None:
 
 
 def test_optional_keys_are_read_from_the_schema() -> None:
-    from torchscan.report.schema import MappingEntry
+    from torchscan.report.values_schema import MappingEntry
 
     assert declared_keys(MappingEntry) == (
         frozenset({"key_type", "value"}),

@@ -10,15 +10,14 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from torchscan.report.diff import metric_diff
-from torchscan.report.schema import (
-    SCHEMA_VERSION,
+from torchscan.report.schema import SCHEMA_VERSION, MetricDiff
+from torchscan.report.validate import COMPATIBLE_CONTEXT_KEYS, validate_benchmark_report
+from torchscan.report.workload_schema import (
     BenchmarkComparison,
     BenchmarkReport,
     ContextChange,
     LatencyChange,
-    MetricDiff,
 )
-from torchscan.report.validate import COMPATIBLE_CONTEXT_KEYS, validate_benchmark_report
 
 
 def compare_benchmarks(before: Any, after: Any, *, check: Callable[[], object]) -> BenchmarkComparison:

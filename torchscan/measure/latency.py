@@ -19,14 +19,8 @@ from torchscan.measure.progress import Progress, ProgressCallback, check_progres
 from torchscan.measure.rank_agreement import Agreement, agreed_autorange, rank_agreement
 from torchscan.measure.stats import block_statistics
 from torchscan.report.names import has_control
-from torchscan.report.schema import (
-    SCHEMA_VERSION,
-    BenchmarkContext,
-    BenchmarkMeasurement,
-    BenchmarkReport,
-    MetricResult,
-    metric_result,
-)
+from torchscan.report.schema import SCHEMA_VERSION, MetricResult, metric_result
+from torchscan.report.workload_schema import BenchmarkContext, BenchmarkMeasurement, BenchmarkReport
 from torchscan.runtime.arguments import ArgumentTypeError, check_bool, check_count
 from torchscan.runtime.device import Device, device_name, processor_name, resolve_device, synchronizer
 from torchscan.runtime.locks import TIMING_LOCK

@@ -16,7 +16,8 @@ from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.names import report_name
-from torchscan.report.schema import SCHEMA_VERSION, Diagnostic, ProfileReport, ProfileRow
+from torchscan.report.schema import SCHEMA_VERSION, Diagnostic
+from torchscan.report.workload_schema import ProfileReport, ProfileRow
 from torchscan.runtime.arguments import check_count, check_output_path
 from torchscan.runtime.device import Device, resolve_device, synchronizer
 from torchscan.runtime.locks import MEMORY_LOCK

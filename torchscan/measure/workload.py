@@ -24,13 +24,12 @@ from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.schema import (
     NOT_REQUESTED,
     SCHEMA_VERSION,
-    BenchmarkReport,
     Diagnostic,
     HardwareFacts,
     MetricResult,
-    ProfileStatus,
     metric_result,
 )
+from torchscan.report.workload_schema import BenchmarkReport, ProfileStatus
 from torchscan.runtime.arguments import check_bool, check_names
 from torchscan.runtime.device import Device, resolve_device
 from torchscan.runtime.torch_versions import untested_torch_diagnostics

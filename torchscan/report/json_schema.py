@@ -22,7 +22,16 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
-from torchscan.report import generation_schema, memory_diff, memory_schema, metric, scaling_schema, schema
+from torchscan.report import (
+    generation_schema,
+    memory_diff,
+    memory_schema,
+    metric,
+    scaling_schema,
+    schema,
+    values_schema,
+    workload_schema,
+)
 from torchscan.report.generation_schema import GenerationReport
 from torchscan.report.memory_diff import MemoryDiff
 from torchscan.report.memory_schema import MemoryReport
@@ -31,14 +40,12 @@ from torchscan.report.scaling_schema import ScalingReport
 from torchscan.report.schema import (
     SCHEMA_VERSION,
     AnalysisReport,
-    BenchmarkComparison,
-    BenchmarkReport,
     FlopReport,
     MergedReport,
-    ProfileReport,
     ReportDiff,
     WireShape,
 )
+from torchscan.report.workload_schema import BenchmarkComparison, BenchmarkReport, ProfileReport
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -59,7 +66,16 @@ REPORT_KINDS: dict[str, type] = {
 }
 
 # Modules whose names the TypedDicts' (string) annotations may use.
-_MODULES = (metric, schema, memory_schema, generation_schema, memory_diff, scaling_schema)
+_MODULES = (
+    metric,
+    values_schema,
+    schema,
+    workload_schema,
+    memory_schema,
+    generation_schema,
+    memory_diff,
+    scaling_schema,
+)
 
 
 def _namespace() -> dict[str, Any]:

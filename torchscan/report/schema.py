@@ -3,8 +3,11 @@
 Reports are plain JSON trees (``json.dumps`` works on them directly). This module declares their
 shapes as ``TypedDict``s, the schema version and the labels shared by several producers. The
 :class:`MetricResult` type and :func:`metric_result`, the single constructor of every
-MetricResult, live in :mod:`torchscan.report.metric` and are re-exported here, the import path
-every caller uses. It must never import torch: views and validators depend on it.
+MetricResult, live in :mod:`torchscan.report.metric`, and the value metadata (what a call's inputs
+and outputs were) in :mod:`torchscan.report.values_schema`; both are re-exported here, the import
+path every caller uses. The workload reports (benchmark, profile, their comparison) are declared in
+:mod:`torchscan.report.workload_schema`, memory, generation and scaling reports in their own
+modules. It must never import torch: views and validators depend on it.
 """
 
 from __future__ import annotations
@@ -19,21 +22,10 @@ from torchscan.report.metric import Number as Number
 from torchscan.report.metric import Status as Status
 from torchscan.report.metric import in_float_range as in_float_range
 from torchscan.report.metric import metric_result as metric_result
+from torchscan.report.values_schema import ValueMeta as ValueMeta
+from torchscan.report.values_schema import WireShape as WireShape
 
 SCHEMA_VERSION = 1
-
-
-class WireShape:
-    """``Annotated`` metadata: the value is exactly one of these wire types.
-
-    Producers build some trees (value metadata, token dependencies) as plain ``dict[str, Any]`` and
-    keep that Python type; the metadata states their wire shape once, for the JSON Schemas that
-    :mod:`torchscan.report.json_schema` generates from these declarations (STYLE 16).
-    """
-
-    def __init__(self, name: str, *shapes: type | str) -> None:
-        # A shape may be named by a string when its module imports this one (no import cycle).
-        self.name, self.shapes = name, shapes
 
 
 Severity = Literal["info", "warning", "error"]
@@ -93,123 +85,6 @@ class Diagnostic(TypedDict):
     class_path: NotRequired[str]
     # Only in a merged report (distributed.md 4): the rank whose own report carried this diagnostic.
     rank: NotRequired[int]
-
-
-# --- value metadata (analysis.md 5.4) -------------------------------------------------------
-
-# Metadata is a recursive tree of small dicts keyed by ``kind`` (analysis.md 5.4, truth.md 6).
-# Producers build it as plain dicts; the TypedDicts below are its wire shape, one per ``kind``: the
-# validator (report/validate_values.py) reads their key sets, the JSON Schemas their declarations.
-
-
-class TensorValue(TypedDict):
-    """A dense tensor: its shape, dtype name, device name and ``requires_grad``; never its values."""
-
-    kind: Literal["tensor"]
-    shape: list[int]
-    dtype: str
-    device: str
-    requires_grad: bool
-
-
-class NestedTensorValue(TypedDict):
-    """A nested (ragged) tensor (truth.md 6): no ``shape``, since its components' sizes differ and no
-    single shape describes them (none is made up); never its values."""
-
-    kind: Literal["nested_tensor"]
-    dtype: str
-    device: str
-    requires_grad: bool
-
-
-class SizeValue(TypedDict):
-    """A ``torch.Size`` argument: shape metadata, not data."""
-
-    kind: Literal["size"]
-    shape: list[int]
-
-
-class ScalarValue(TypedDict):
-    """A bool, int, float, complex or str: its type name only, never the value."""
-
-    kind: Literal["scalar"]
-    type: str
-
-
-class SequenceValue(TypedDict):
-    """A tuple or list, item by item."""
-
-    kind: Literal["tuple", "list"]
-    items: list[ValueMeta]
-
-
-class RedactedKey(TypedDict):
-    """A string key that is not an identifier (it could be a path or a secret): its length only."""
-
-    type: Literal["str"]
-    length: int
-
-
-class MappingEntry(TypedDict):
-    """One entry of a mapping: its key when it is an identifier, an int or a bool (another string key
-    only as ``{"type": "str", "length": n}``, other keys not at all), the key's type and the value."""
-
-    key: NotRequired[str | int | bool | RedactedKey]
-    key_type: str
-    value: ValueMeta
-
-
-class MappingValue(TypedDict):
-    """A mapping: its type name and its entries in iteration order."""
-
-    kind: Literal["mapping"]
-    type: str
-    items: list[MappingEntry]
-
-
-class ObjectValue(TypedDict):
-    """Anything else: the qualified name of its type, never a ``repr``."""
-
-    kind: Literal["object"]
-    type: str
-
-
-class BareValue(TypedDict):
-    """``None`` (``none``), the output of a call that raised (``failed``), or the output of a module
-    that never ran as a module call (``not_called``, views-3.md 1)."""
-
-    kind: Literal["none", "failed", "not_called"]
-
-
-ValueMeta = Annotated[
-    dict[str, Any],
-    WireShape(
-        "ValueMeta",
-        TensorValue,
-        NestedTensorValue,
-        SizeValue,
-        ScalarValue,
-        SequenceValue,
-        MappingValue,
-        ObjectValue,
-        BareValue,
-    ),
-]
-
-VALUE_KINDS: dict[str, type] = {
-    "tensor": TensorValue,
-    "nested_tensor": NestedTensorValue,
-    "size": SizeValue,
-    "scalar": ScalarValue,
-    "tuple": SequenceValue,
-    "list": SequenceValue,
-    "mapping": MappingValue,
-    "object": ObjectValue,
-    "none": BareValue,
-    "failed": BareValue,
-    "not_called": BareValue,
-}
-"""Every ``kind`` of value metadata and the TypedDict that declares its keys."""
 
 
 class CallIO(TypedDict):
@@ -531,139 +406,6 @@ class ReportDiff(TypedDict):
     schema_version: int
     totals: dict[str, MetricDiff]
     layers: LayerDiffs
-
-
-# --- workloads (workloads.md) ---------------------------------------------------------------
-
-LatencyChange = Literal["faster", "slower", "within_variability", "unavailable"]
-ProfileStatus = Literal["not_requested", "unavailable", "partial", "complete"]
-
-
-class ProfileRow(TypedDict):
-    """One grouped profiler event; self times overlap and are never summed into a latency."""
-
-    operator: str
-    calls: int
-    input_shapes: list[Any]
-    cpu_self_seconds: float
-    device_self_seconds: float | None
-    cpu_net_bytes: int
-
-
-class ProfileContext(TypedDict):
-    """How a profile was taken: torch version, device, method, operator grouping and limit."""
-
-    torch_version: str
-    device: str
-    method: str
-    operator_groups: int
-    limit: int
-    device_time_supported: bool
-
-
-class ProfileReport(TypedDict):
-    """Hot operators of one instrumented call; diagnostic evidence, never timing."""
-
-    schema_version: int
-    context: ProfileContext
-    operators: list[ProfileRow]
-    diagnostics: list[Diagnostic]
-
-
-class BenchmarkContext(TypedDict):
-    """The 17 keys ``measure_latency`` records, plus ``profile_status`` (and ``hardware`` when stated)
-    from ``measure_workload``."""
-
-    torchscan_version: str
-    torch_version: str
-    python_version: str
-    platform: str
-    machine: str
-    processor: str
-    device: str
-    device_name: str
-    num_threads: int
-    num_interop_threads: int
-    cuda_version: str | None
-    inputs_source: Literal["caller_supplied", "not_provided"]
-    work_units: Number
-    work_unit: str
-    warmup: int
-    min_run_time: Number
-    min_repeats: int
-    profile_status: NotRequired[ProfileStatus]
-    hardware: NotRequired[HardwareFacts]
-    distributed: NotRequired[DistributedContext]
-
-
-class BenchmarkMeasurement(TypedDict):
-    """Raw block durations (each covering ``number_per_run`` calls), not per-call values."""
-
-    number_per_run: int
-    raw_times_seconds: list[float]
-    measured_calls: int
-    agreed_across_ranks: NotRequired[int]  # the world size, when counts were agreed across ranks
-
-
-class NotMeasured(TypedDict):
-    """The empty ``measurement`` of a ``measure_workload`` report that did not time the workload."""
-
-
-class PeakMemory(TypedDict):
-    """``measure_peak_memory``'s result (workloads.md 3), kept as a BenchmarkReport's ``memory``.
-
-    CPU: ``metric`` ``pytorch_tensor_bytes`` (the profiler's memory timeline); CUDA/MPS:
-    ``pytorch_reserved_bytes`` (allocator counters) plus ``allocated_peak_bytes``. Not process RSS,
-    not total device memory.
-    """
-
-    device: str
-    metric: Literal["pytorch_tensor_bytes", "pytorch_reserved_bytes"]
-    baseline_bytes: int
-    peak_bytes: int
-    delta_bytes: int
-    allocated_peak_bytes: NotRequired[int]
-
-
-class BenchmarkReport(TypedDict):
-    """Warmed block-average latency and throughput of one workload (workloads.md 5.4).
-
-    ``measurement`` is empty (``{}``) when ``measure_workload`` did not time the workload.
-    """
-
-    schema_version: int
-    context: BenchmarkContext
-    inputs: ValueMeta
-    totals: dict[str, MetricResult]
-    measurement: Annotated[
-        BenchmarkMeasurement | dict[str, Any], WireShape("Measurement", BenchmarkMeasurement, NotMeasured)
-    ]
-    profile: NotRequired[ProfileReport]
-    operator_flops: NotRequired[FlopReport]
-    memory: NotRequired[Annotated[dict[str, Any], WireShape("PeakMemoryResult", PeakMemory)]]
-    # A MemoryReport (report/memory_schema.py, which imports this module) when "memory_ledger" was asked.
-    memory_ledger: NotRequired[Annotated[dict[str, Any], WireShape("MemoryLedger", "MemoryReport")]]
-    diagnostics: NotRequired[list[Diagnostic]]
-
-
-class ContextChange(TypedDict):
-    """One context key whose value differs between two benchmark runs."""
-
-    before: Any
-    after: Any
-
-
-class BenchmarkComparison(TypedDict):
-    """Checked before/after comparison of two benchmark reports: exactly eight keys (workloads.md 6.8)."""
-
-    schema_version: int
-    report_type: Literal["benchmark_comparison"]
-    before: BenchmarkReport
-    after: BenchmarkReport
-    totals: dict[str, MetricDiff]
-    output_check: Literal["passed", "failed"]
-    latency_change: LatencyChange
-    context_changes: dict[str, ContextChange]
 
 
 # --- merged per-rank reports (distributed.md 4) -----------------------------------------------

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, ForwardRef, NotRequired, get_origin
 
-from torchscan.report.schema import VALUE_KINDS, MappingEntry
 from torchscan.report.validate_core import child, fail, is_count
+from torchscan.report.values_schema import VALUE_KINDS, MappingEntry
 
 
 def declared_keys(typed_dict: type) -> tuple[frozenset[str], frozenset[str]]:
