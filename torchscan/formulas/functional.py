@@ -6,81 +6,52 @@ estimated exactly as the Part-A module it is equivalent to: the formula builds t
 the module and functional paths can never drift. Families without a module (pointwise arithmetic,
 reductions, copies, indexing) follow the §1 table directly.
 
-The dispatch callback only stores :func:`capture` (shapes, dtypes, scalar arguments; never values);
-:func:`estimate_call` runs at report-build time. Each metric is ``int`` or ``None`` (unestimated).
+The dispatch callback only stores :func:`~torchscan.formulas.operator_calls.capture` (shapes, dtypes,
+scalar arguments; never values; re-exported here); :func:`estimate_call` runs at report-build time.
+Each metric is ``int`` or ``None`` (unestimated).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import nn
 
 from torchscan.formulas import attention_kernels, operators, product_ops, registry
 from torchscan.formulas.keys import UNKEYABLE, canonical
-from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
+from torchscan.formulas.operator_calls import (
+    CUSTOM,
+    IGNORED,
+    INHERITED,
+    SUPPLEMENTAL,
+    UNCOUNTED,
+    NestedMeta,
+    OperatorCall,
+    TensorMeta,
+    capture,
+)
 
-# Operator kinds as the observer resolves them (torchscan.analysis.dispatch; duplicated as plain ints
-# so formulas never import the analysis layer).
-CUSTOM, INHERITED, SUPPLEMENTAL, IGNORED, UNCOUNTED = range(5)
-
-
-class TensorMeta(NamedTuple):
-    """What a functional formula may know about one tensor operand: its shape and dtype."""
-
-    shape: tuple[int, ...]
-    dtype: torch.dtype
-
-    def numel(self) -> int:
-        """Elements of the tensor."""
-        return math.prod(self.shape)
-
-
-class NestedMeta(NamedTuple):
-    """A nested (ragged) tensor operand: its dtype only. It has no shape, so no functional formula
-    applies to a call that holds one (the call is left unestimated, never counted as 0)."""
-
-    dtype: torch.dtype
-
-
-class OperatorCall(NamedTuple):
-    """One dispatched operator as the recorder keeps it (hashable: equal calls share an estimate)."""
-
-    name: str
-    kind: int
-    flops: int
-    complete: bool
-    ignored: bool
-    args: tuple[Any, ...]
-    kwargs: tuple[tuple[str, Any], ...]
-    out: Any
-
+# The call records live in ``operator_calls``; they are re-exported for the observer and the tests.
+__all__ = [
+    "CUSTOM",
+    "IGNORED",
+    "INHERITED",
+    "PRODUCT_KERNELS",
+    "SUPPLEMENTAL",
+    "UNCOUNTED",
+    "ZERO_COST",
+    "Estimate",
+    "NestedMeta",
+    "OperatorCall",
+    "TensorMeta",
+    "capture",
+    "estimate_call",
+]
 
 Estimate = tuple[int | None, int | None, int | None]  # (module_flops, macs, dmas)
-
-
-def _meta(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        try:
-            return TensorMeta(value.shape, value.dtype)  # torch.Size is a tuple: no copy
-        except RuntimeError:  # a nested tensor has no sizes (only the exception costs anything)
-            if value.is_nested:
-                return NestedMeta(value.dtype)
-            raise
-    if isinstance(value, _SEQUENCES):
-        return tuple(_meta(v) for v in value)
-    return value
-
-
-def capture(
-    name: str, kind: int, flops: int, complete: bool, ignored: bool, args: Any, kwargs: Any, out: Any
-) -> OperatorCall:
-    """The metadata of one call: tensors become :class:`TensorMeta`, lists become tuples."""
-    items = tuple((k, _meta(v)) for k, v in kwargs.items()) if kwargs else ()
-    return OperatorCall(name, kind, flops, complete, ignored, _meta(args), items, _meta(out))
 
 
 def _tensors(value: Any) -> list[TensorMeta]:
