@@ -44,7 +44,7 @@ def _kind(report: Any, index: int) -> str:
     if "layers" in report:
         validate_analysis_report(report, where)
         return "analysis"
-    if kind == "analysis" and "by_operator" in report and "total" in report:
+    if kind == "flop":
         validate_flop_report(report, where)
         return "flop"
     raise ValueError(f"{where} is not a FlopReport, AnalysisReport or BenchmarkReport")

@@ -129,7 +129,7 @@ def _zoomable(steps: Sequence[Mapping[str, Any]]) -> bool:
     return sum(1 for s in steps if s["phase"] == "decode" and s["flops"]["known_value"] is not None) >= 2
 
 
-def generation_svg(report: Mapping[str, Any]) -> str:
+def generation_svg(report: Mapping[str, Any], *, title: str = "") -> str:
     """A standalone SVG document of a validated GenerationReport's steps."""
     steps = report["steps"]
     xs, axis = _x_values(steps)

@@ -9,15 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.report.validate import (
-    check_text,
-    report_kind,
-    validate_analysis_report,
-    validate_benchmark_comparison,
-    validate_benchmark_report,
-)
+from torchscan.report.validate import check_text, report_kind, validate_analysis_report
 from torchscan.views.default_view import most_complete_view
 from torchscan.views.geometry import VIEWS
+from torchscan.views.page_kinds import unknown_kind_message
 
 FORMATS = ("html", "svg")
 
@@ -66,34 +61,14 @@ def render_report(
     """
     _check_options(format, metric, title)
     kind = report_kind(report)
-    if kind == "generation":  # generation.md 3: per-step FLOPs and bytes against context length
-        return _render_generation(report, format, before, metric, title)
-    if kind == "scaling":  # attention-and-scaling.md 2: log-log plots of each metric against each axis
-        return _render_scaling(report, format, before, metric, title)
-    if kind == "memory" or (before is not None and report_kind(before) == "memory"):
-        from torchscan.views.memory_render import render_memory_report
-
-        return render_memory_report(report, before, format=format, title=title)
+    if before is not None and kind != "memory" and report_kind(before) == "memory":
+        kind = "memory"  # the memory page names the mismatch
     if kind != "analysis":
-        if format != "html":
-            raise ValueError(f"format {format!r} is not available for a {kind.replace('_', ' ')}; use 'html'")
-        if before is not None:
-            raise ValueError(
-                "before= is only for analysis reports; compare benchmarks with compare_benchmarks"
-            )
-        if kind == "merged":  # distributed.md 4: per-rank bars of executed FLOPs and latency
-            from torchscan.report.validate_merged import validate_merged_report
-            from torchscan.views.merged_html import render_merged
+        from torchscan.views.page_kinds import render_page
 
-            validate_merged_report(report)
-            return render_merged(report, title=title)
-        from torchscan.views.benchmark_html import render_benchmark, render_benchmark_comparison
-
-        if kind == "benchmark":
-            validate_benchmark_report(report)
-            return render_benchmark(report, title=title)
-        validate_benchmark_comparison(report)
-        return render_benchmark_comparison(report, title=title)
+        return render_page(kind, report, format=format, before=before, metric=metric, title=title)
+    if not isinstance(report, Mapping) or "layers" not in report:
+        raise ValueError(unknown_kind_message(report))
     validate_analysis_report(report)
     diff: Mapping[str, Any] | None = None
     gate: list[str] = []
@@ -114,33 +89,3 @@ def render_report(
     if metric is None:
         metric = most_complete_view(report)
     return render_explorer(report, before, diff, gate, title=title, metric=metric)
-
-
-def _render_generation(report: Any, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.report.validate_generation import validate_generation_report
-    from torchscan.views.generation_html import render_generation
-    from torchscan.views.generation_svg import generation_svg
-
-    if before is not None:
-        raise ValueError("before= is only for analysis reports, not for a generation report")
-    if metric is not None:
-        raise ValueError("metric= selects a view of an analysis report; a generation report has one view")
-    validate_generation_report(report)
-    if format == "svg":
-        return generation_svg(report)
-    return render_generation(report, title=title)
-
-
-def _render_scaling(report: Any, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.report.validate_scaling import validate_scaling_report
-    from torchscan.views.scaling_html import render_scaling
-    from torchscan.views.scaling_svg import scaling_svg
-
-    if before is not None:
-        raise ValueError("before= is only for analysis and memory reports, not for a scaling report")
-    if metric is not None:
-        raise ValueError("metric= selects a view of an analysis report; a scaling report shows every metric")
-    validate_scaling_report(report)
-    if format == "svg":
-        return scaling_svg(report)
-    return render_scaling(report, title=title)
