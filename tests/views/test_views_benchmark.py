@@ -35,7 +35,7 @@ def test_partial_latency_and_no_profile() -> None:
         "partial", 0.25, "seconds", "torch.utils.benchmark.Timer", "warmed_block_average"
     )
     text = text_of(render_report(report))
-    assert "at least 250 ms (lower bound; full value unknown)" in text  # issue 23: ms, not seconds
+    assert "≥ 250.0 ms (lower bound; full value unknown)" in text  # issue 23: ms, not seconds
     assert "No operator profile was supplied" in text
 
 

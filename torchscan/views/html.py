@@ -9,20 +9,20 @@ is a constant package file whose SHA-256 is the only script the Content-Security
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Mapping, Sequence
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from torchscan.views.diagnostic_html import diagnostic_groups_section
 from torchscan.views.embed import encode
-from torchscan.views.evidence import build_data, shape_text
+from torchscan.views.evidence import build_data, input_line
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
 from torchscan.views.html_appendix import appendix, badge_measure
 from torchscan.views.map_svg import BAR_KEY, draw_map
 from torchscan.views.method_note import method_note
+from torchscan.views.number_style import share
+from torchscan.views.page_parts import badge, exact
+from torchscan.views.page_shell import asset, script_csp
 from torchscan.views.panel_data import RAIL_WORDS, card_change
 from torchscan.views.roofline_svg import roofline_section
 from torchscan.views.text import esc, path_label, script_json
@@ -49,12 +49,6 @@ LAZY_NOTE = (
 
 
 @cache
-def asset(name: str) -> str:
-    """Text of a packaged CSS/JS asset."""
-    return resources.files("torchscan.views").joinpath("assets", name).read_text(encoding="utf-8")
-
-
-@cache
 def explorer_script() -> str:
     """The page's one script: both constant assets in one strict function (their shared scope)."""
     return '(function () {\n"use strict";\n' + asset("explorer.js") + asset("explorer-draw.js") + "})();\n"
@@ -62,11 +56,7 @@ def explorer_script() -> str:
 
 def content_security_policy(script: str) -> str:
     """The explorer's CSP: nothing external, only the packaged script by hash (render.md 3.8)."""
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    return (
-        f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
-        "base-uri 'none'; form-action 'none'"
-    )
+    return script_csp(script)
 
 
 def _card(
@@ -83,9 +73,10 @@ def _card(
     comparison = ""
     if change is not None:
         comparison = f'<p class="card-change">{esc(card_change(change))}</p>'
+    exact_line = f'<p class="card-exact">Exact: {esc(exact(value))}</p>' if value is not None else ""
     return (
-        f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge_measure(value)}</p>'
-        f"{comparison}"
+        f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge(value)}</p>'
+        f"{exact_line}{comparison}"
         f'<p class="card-method">Method: {method}</p><p class="card-note">{esc(note)}</p></div>'
     )
 
@@ -93,13 +84,7 @@ def _card(
 def _context_line(report: Mapping[str, Any]) -> str:
     context = report["context"]
     inputs = report["inputs"]
-    args = inputs.get("args") if isinstance(inputs.get("args"), list) else []
-    kwargs = inputs.get("kwargs") if isinstance(inputs.get("kwargs"), Mapping) else {}
-    # transformers models are called with keyword inputs only: list them, named, after the positionals
-    parts = [shape_text(arg) for arg in args] + [
-        f"{name}={shape_text(meta)}" for name, meta in kwargs.items()
-    ]
-    shapes = ", ".join(parts) or "none"
+    shapes = input_line(report)
     devices = ", ".join(context.get("devices", [])) or "unknown"
     dtypes = ", ".join(context.get("dtypes", [])) or "unknown"
     mode = context.get("analysis_mode", "full")
@@ -123,8 +108,8 @@ def _rail(group: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> s
             f'href="#module-{node["id"]}"><span class="rail-path">{esc(path_label(node["path"]))}</span>'
             f'<span class="rail-kind">{esc(RAIL_WORDS[card["kind"]])}</span>'
             f'<span class="rail-value">{esc(card["text"])}</span>'
-            f'<span class="rail-note">{esc(card["note"])} · deliberately unscaled, not sized by '
-            "cost</span></a>"
+            + (f'<span class="rail-note">{esc(card["note"])}</span>' if card["note"] else "")
+            + "</a>"
         )
     counts = {kind: sum(card["kind"] == kind for card in group["rails"]) for kind in RAIL_WORDS}
     kinds = ", ".join(f"{n} {RAIL_WORDS[kind]}" for kind, n in counts.items() if n)
@@ -132,7 +117,7 @@ def _rail(group: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> s
     return (
         f'<div class="rail-group" data-group-id="{group["id"]}"><details class="rail-list"{opened}>'
         f"<summary>{esc(group['label'])}: {len(cards)} module{'s' if len(cards) != 1 else ''} the map "
-        f"cannot size ({kinds})</summary>"
+        f"cannot size ({kinds}; cards are deliberately unscaled, not sized by cost)</summary>"
         f'<div class="rail-cards">{"".join(cards)}</div></details></div>'
     )
 
@@ -168,7 +153,7 @@ def _ranking(group: Mapping[str, Any], view: str, total: Mapping[str, Any] | Non
         f"<tbody>{''.join(rows) or EMPTY_RANKING}</tbody></table>"
     )
     return (
-        f'<div class="ranking-group"><p>Authoritative model total: {badge_measure(total)}</p>{table}'
+        f'<div class="ranking-group"><p>Authoritative model total: {badge(total, with_exact=True)}</p>{table}'
         f"<details><summary>Unranked incomplete or absent measurements ({len(unranked)})</summary>"
         f"<ul>{missing}</ul></details></div>"
     )
@@ -255,7 +240,7 @@ def inspector(data: Mapping[str, Any], view: str, group: Mapping[str, Any], node
         bar = ""
         if call["in_group"] and call["result"]["status"] == "complete":
             fraction = call["result"]["value"] / largest if largest else 0
-            bar = f' <progress max="1" value="{fraction:.6f}">{fraction:.0%}</progress>'
+            bar = f' <progress max="1" value="{fraction:.6f}">{share(fraction)}</progress>'
         extra = f"<br>{esc(call['attribution'])}" if "attribution" in call else ""
         parts.append(
             f'<div class="call-card"><a href="#call-{call["index"]}">{esc(call["label"])}</a><br>'
@@ -337,7 +322,7 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
         "the known recorded value of a module and its descendants within one method group; hatched tiles "
         "are lower "
         "bounds and grey tiles are unknown or unscaled.</p>"
-        f"<p>Authoritative model total: {badge_measure(view_map['total'])}{delta}</p>"
+        f"<p>Authoritative model total: {badge(view_map['total'], with_exact=True)}{delta}</p>"
         '<div class="toolbar" role="toolbar" aria-label="Map controls">'
         '<button type="button" data-action="collapse" disabled>Collapse branch</button>'
         '<button type="button" data-action="zoom" disabled>Zoom into branch</button>'
