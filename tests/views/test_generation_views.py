@@ -43,9 +43,7 @@ def test_svg_draws_every_step_and_marks_the_prefill():
     assert len(panels[2].findall(f"{SVG}line[@class='fit']")) == 1  # the least-squares line
     # decode FLOPs 110 at context 5 and 120 at 6: the line 60 + 10 x context leaves residuals 0
     residuals = [c.find(f"{SVG}title").text for c in panels[3].findall(f"{SVG}circle")]  # type: ignore[union-attr]
-    assert residuals == ["step 1 (decode): operator FLOPs residual 0 FLOPs"] + [
-        "step 2 (decode): operator FLOPs residual 0 FLOPs"
-    ]
+    assert residuals == [f"step {k} (decode): operator FLOPs residual 0 FLOPs" for k in (1, 2)]
     assert "prefill" in "".join(t.text or "" for t in root.iter(f"{SVG}text"))
     assert "context tokens" in page and root.find(f"{SVG}title").text == "Steps"  # type: ignore[union-attr]
 

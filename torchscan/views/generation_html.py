@@ -134,8 +134,9 @@ def _fit(report: Mapping[str, Any]) -> str:
             items.append(f"<li>{esc(name)}: unavailable (see diagnostics)</li>")
         else:
             items.append(
-                f"<li>{esc(name)} ≈ {esc(quantity(fit['intercept'], unit))} + {esc(quantity(fit['slope'], unit))}"
-                f" × context tokens (largest residual {esc(quantity(fit['max_residual'], unit))})</li>"
+                f"<li>{esc(name)} ≈ {esc(quantity(fit['intercept'], unit))} + "
+                f"{esc(quantity(fit['slope'], unit))} × context tokens (largest residual "
+                f"{esc(quantity(fit['max_residual'], unit))})</li>"
             )
     return (
         "<h2>Decode fit (least squares over decode steps)</h2>"
