@@ -40,6 +40,15 @@ BAR_LEGEND = (
     '<p class="bar-legend"><span class="swatch bar-before"></span> before (baseline) '
     f'<span class="swatch bar-after"></span> after · {BAR_KEY}</p>'
 )
+# The search box (views-3.md 6): disabled in markup like the toolbar; the script enables it, fills
+# its suggestions with every module path of the report and jumps to the path typed.
+SEARCH = (
+    '<div class="module-search" role="search"><label for="module-search">Find a module path</label> '
+    '<input type="search" id="module-search" list="module-paths" autocomplete="off" spellcheck="false" '
+    'placeholder="e.g. layer3.0.conv1 (Enter jumps to it)" disabled>'
+    '<datalist id="module-paths"></datalist> <span id="module-search-status" class="note" role="status" '
+    'aria-live="polite"></span></div>'
+)
 # Diagnostics about a metric nobody asked for (issue 23 item 1) are listed apart, never as warnings.
 INFORMATIONAL_HEADING = "Not requested (informational)"
 LAZY_NOTE = (
@@ -401,7 +410,7 @@ def render_explorer(
         f'<section class="cards" aria-label="Model totals">{cards}</section>'
         f"{notes}"
         '<fieldset class="views"><legend>Metric view</legend>'
-        f"{radios}{panels}</fieldset>"
+        f"{radios}{SEARCH}{panels}</fieldset>"
         f"{roofline_section(report)}"  # only with context.hardware (training-and-hardware.md 3)
         f"{appendix(data, report, before)}"
         f'<script id="torchscan-data" type="application/json">{script_json(encode(data))}</script></main>'

@@ -318,7 +318,7 @@
     });
     var aside = renderInspector(view, groupId, nodeId);
     updateToolbar(view);
-    if (tile && tile.hidden) { expandTo(view, groupId, nodeId); }
+    if (tile && tile.hasAttribute("hidden")) { expandTo(view, groupId, nodeId); }  // SVG <a> has no .hidden
     if (tile) { reveal(tile, focus !== null); }
     if (focus === "tile" && tile) { tile.focus({ preventScroll: true }); reveal(tile); }
     if (focus === "inspector") { aside.querySelector("h3").focus(); }
@@ -506,5 +506,45 @@
       select(currentView(), choice[0], choice[1], null);
     });
   });
+  // Search (views-3.md 6): an exact module path, else the shortest path containing the text (case
+  // ignored, "(root)" for the root), is selected in the current view as a click would, its branch
+  // expanded and brought into the map's frame; the status line says what was found, or that nothing was.
+  var searchBox = document.getElementById("module-search");
+  function findPath(view, query) {
+    var text = query.trim();
+    if (!text) { return null; }
+    var nodes = data.maps[view].groups[0].nodes;
+    var lower = text.toLowerCase();
+    var exact = nodes.filter(function (n) { return n.path === text || (text === "(root)" && n.path === ""); })[0];
+    if (exact) { return exact.path; }
+    var matches = nodes.filter(function (n) { return n.path.toLowerCase().indexOf(lower) >= 0; });
+    matches.sort(function (a, b) { return a.path.length - b.path.length || (a.path < b.path ? -1 : 1); });
+    return matches.length ? matches[0].path : null;
+  }
+  function search(query) {
+    var view = currentView();
+    var status = document.getElementById("module-search-status");
+    var path = findPath(view, query);
+    if (path === null) {
+      status.textContent = query.trim() ? "No module path contains \u201c" + neutral(query.trim()) + "\u201d." : "";
+      return;
+    }
+    var panel = panelOf(view);
+    if (panel.hasAttribute("data-lazy")) { activate(panel, path); }
+    var choice = groupFor(view, path);
+    var tile = tileOf(choice[0], choice[1]);
+    select(view, choice[0], choice[1], tile ? "tile" : "inspector");
+    status.textContent = "Showing " + pathLabel(path) + (tile ? "." : " (no tile in this view: see the inspector).");
+  }
+  if (searchBox) {
+    var paths = data.maps[currentView()].groups[0].nodes.map(function (n) { return n.path; }).filter(Boolean);
+    var list = document.getElementById("module-paths");
+    paths.forEach(function (path) { list.appendChild(el("option", { value: path })); });
+    searchBox.disabled = false;
+    searchBox.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") { event.preventDefault(); search(searchBox.value); }
+    });
+    searchBox.addEventListener("change", function () { search(searchBox.value); });
+  }
   window.addEventListener("hashchange", function () { follow(location.hash.slice(1)); });
   if (location.hash.length > 1) { follow(location.hash.slice(1)); }
