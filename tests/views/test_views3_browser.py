@@ -53,7 +53,8 @@ def blocks_report() -> dict:
 SELECTED = (
     "(() => { const panel = document.querySelector('.metric-panel[data-view=\"module_flops\"]');"
     " const tile = panel.querySelector('a[data-map-node][aria-current=\"true\"]');"
-    " return [tile && tile.getAttribute('aria-label').split(',')[0], panel.querySelector('aside h3').textContent,"
+    " return [tile && tile.getAttribute('aria-label').split(',')[0],"
+    " panel.querySelector('aside h3').textContent,"
     " document.activeElement === tile, document.getElementById('module-search-status').textContent]; })()"
 )
 
@@ -105,7 +106,8 @@ def test_search_is_disabled_without_script(tmp_path: Path) -> None:
 TILE_TEXTS = (
     "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] a[data-map-node]')]"
     ".filter(a => !a.hasAttribute('hidden')).map(a => [a.getAttribute('aria-label').split(',')[0],"
-    " [...a.querySelectorAll('text')].map(t => t.textContent), parseFloat(a.querySelector('rect').getAttribute('width'))])"
+    " [...a.querySelectorAll('text')].map(t => t.textContent),"
+    " parseFloat(a.querySelector('rect').getAttribute('width'))])"
 )
 
 
@@ -121,7 +123,8 @@ def test_tiles_show_their_share_when_they_have_room_and_after_a_zoom(
     assert tiles["b29.0"][0] == ["0", "6.3 %"] and 1500 / data_total == pytest.approx(0.0633, abs=1e-4)
     hidden = sorted(path for path, (texts, _) in tiles.items() if len(texts) < 2)
     cards = browser.eval(
-        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] .rail-card.small .rail-path')]"
+        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] .rail-card.small "
+        ".rail-path')]"
         ".map(c => c.textContent)"
     )
     assert sorted(cards) == hidden  # the rail lists exactly the tiles the map cannot label
