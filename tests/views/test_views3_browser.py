@@ -123,7 +123,7 @@ def test_tiles_show_their_share_when_they_have_room_and_after_a_zoom(
     assert tiles["b29.0"][0] == ["0", "6.3 %"] and 1500 / data_total == pytest.approx(0.0633, abs=1e-4)
     hidden = sorted(path for path, (texts, _) in tiles.items() if len(texts) < 2)
     cards = browser.eval(
-        "[...document.querySelectorAll('.metric-panel[data-view=\"module_flops\"] .rail-card.small "
+        '[...document.querySelectorAll(\'.metric-panel[data-view="module_flops"] .rail-card.small '
         ".rail-path')]"
         ".map(c => c.textContent)"
     )
@@ -181,3 +181,80 @@ def test_generation_page_in_the_browser(browser: Browser, tmp_path: Path) -> Non
     browser.resize(390, 844)
     assert browser.eval("document.documentElement.scrollWidth <= window.innerWidth")
     assert browser.errors() == [] and json.loads(json.dumps(report)) == report
+
+
+PLOT_X = (
+    '(([figure, event]) => { const svg = document.querySelector(`figure[data-timeline="${figure}"] svg`);'
+    " const g = svg.querySelector('g.zoomable'); const first = +g.dataset.first, last = +g.dataset.last;"
+    " const x = +g.dataset.x0 + (+g.dataset.x1 - +g.dataset.x0) * (event - first) / (last - first);"
+    " const box = svg.getBoundingClientRect(); svg.scrollIntoView({block: 'center'});"
+    " const box2 = svg.getBoundingClientRect();"
+    " return [box2.left + x * box2.width / +svg.getAttribute('width'), box2.top + 200 * box2.height /"
+    " +svg.getAttribute('height')]; })"
+)
+
+
+def mouse(browser: Browser, kind: str, point: list) -> None:
+    browser.send("Input.dispatchMouseEvent", type=kind, x=point[0], y=point[1], button="left", clickCount=1)
+
+
+def readout(browser: Browser, figure: str) -> str:
+    return browser.eval(
+        f"document.querySelector('figure[data-timeline=\"{figure}\"] .memory-readout').textContent"
+    )
+
+
+def test_memory_page_hover_zoom_and_both_runs(browser: Browser, tmp_path: Path) -> None:
+    from memory_reports import memory_report
+
+    from torchscan.views.number_style import quantity
+
+    before, after = memory_report(), memory_report()
+    open_page(browser, tmp_path, render_report(after, before=before, title="MLP"), "memory.html")
+    assert browser.eval(
+        "[...document.querySelectorAll('figure[data-timeline]')].map(f => f.dataset.timeline)"
+    ) == [
+        "before",
+        "after",
+    ]
+    # hover the peak point (event 6): every category's live bytes in the page style
+    mouse(browser, "mouseMoved", browser.eval(PLOT_X + "(['after', 6])"))
+    expected = " · ".join(
+        f"{name} {quantity(value, 'bytes')}"
+        for name, value in (
+            ("parameters", 3232),
+            ("gradients", 3232),
+            ("optimizer state", 6480),
+            ("temporaries", 512),
+            ("inputs", 256),
+        )
+    )
+    assert readout(browser, "after") == f"Ledger event 6 · phase optimizer · live 13.39 KiB: {expected}"
+    # the keyboard reads the neighbouring point: 3,232 + 256 + 3,232 + 3,240 + 512 = 10,472 bytes
+    browser.eval("document.querySelector('figure[data-timeline=\"after\"] svg').focus()")
+    browser.key("ArrowLeft")
+    assert readout(browser, "after").startswith("Ledger event 5 · phase optimizer · live 10.23 KiB")
+    # zoom in around the read point, then reset; the stretched words are hidden while zoomed
+    buttons = 'figure[data-timeline="after"] button'
+    assert browser.eval(f"[...document.querySelectorAll('{buttons}')].map(b => b.disabled)") == [
+        False,
+        True,
+        True,
+    ]
+    browser.click(f'{buttons}[data-zoom="in"]')
+    state = browser.eval(
+        "(() => { const f = document.querySelector('figure[data-timeline=\"after\"]');"
+        " return [f.dataset.zoom, f.querySelector('g.zoomable').getAttribute('transform'),"
+        " f.querySelector('.phase-names').getAttribute('visibility'),"
+        " [...f.querySelectorAll('text[data-event-tick]')].map(t => t.textContent)]; })()"
+    )
+    assert state[0] == "3-7" and state[1].startswith("translate(") and state[2] == "hidden"
+    assert state[3] == ["3", "4", "5", "6", "7"]  # the event axis follows the zoom
+    browser.click(f'{buttons}[data-zoom="reset"]')
+    assert browser.eval("document.querySelector('figure[data-timeline=\"after\"]').dataset.zoom") == ""
+    # a drag across the plot zooms to that range of events
+    mouse(browser, "mousePressed", browser.eval(PLOT_X + "(['before', 1])"))
+    mouse(browser, "mouseMoved", browser.eval(PLOT_X + "(['before', 4])"))
+    mouse(browser, "mouseReleased", browser.eval(PLOT_X + "(['before', 4])"))
+    assert browser.eval("document.querySelector('figure[data-timeline=\"before\"]').dataset.zoom") == "1-4"
+    assert browser.errors() == [] and browser.requests() == []
