@@ -42,7 +42,7 @@ def test_chart_draws_one_point_per_call_on_the_stated_roof() -> None:
     assert len(circles) == 2
     titles = sorted(circle.find(f"{NS}title").text for circle in circles)
     assert titles[0].startswith("0 #0 (Linear): intensity 0.414 FLOPs/byte")  # 48 / 116
-    assert "roofline time 2.32 s (model, not measured)" in titles[0]  # max(48/100, 116/50)
+    assert "roofline time 2.320 s (model, not measured)" in titles[0]  # max(48/100, 116/50)
     assert titles[1].startswith("1 #0 (ReLU): intensity 0.125 FLOPs/byte")  # 6 / 48
     assert len(svg.findall(f"{NS}polyline")) == 1  # the roof: stated bandwidth slope, then the peak
     text = " ".join(root.by_id("roofline").text().split())

@@ -273,7 +273,8 @@ def flop_svg(report: Mapping[str, Any], *, title: str, standalone: bool = True) 
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="flop-report" width="{WIDTH}" '
         f'height="{height:.0f}" viewBox="0 0 {WIDTH} {height:.0f}" font-family="system-ui, sans-serif" '
-        f'aria-labelledby="flop-svg-title"><title id="flop-svg-title">{esc(summary)}</title>'
+        f'aria-labelledby="flop-svg-title flop-svg-desc"><title id="flop-svg-title">{esc(title)}</title>'
+        f'<desc id="flop-svg-desc">{esc(summary)}</desc>'
         f'<rect width="{WIDTH}" height="{height:.0f}" fill="#ffffff"/>{"".join(parts)}</svg>'
     )
     return svg + "\n" if standalone else svg

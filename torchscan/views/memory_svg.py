@@ -327,8 +327,10 @@ def comparison_svg(before: Mapping[str, Any], after: Mapping[str, Any], *, title
     total = 2 * height
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="memory-comparison" width="{WIDTH}" '
-        f'height="{_fmt(total)}" viewBox="0 0 {WIDTH} {_fmt(total)}" aria-labelledby="comparison-title">'
-        f'<title id="comparison-title">{esc(title)}: before and after on one bytes axis</title>'
+        f'height="{_fmt(total)}" viewBox="0 0 {WIDTH} {_fmt(total)}" '
+        'aria-labelledby="comparison-title comparison-desc">'
+        f'<title id="comparison-title">{esc(title)}</title>'
+        '<desc id="comparison-desc">Before and after, one above the other on one bytes axis.</desc>'
         + first.replace("<svg ", '<svg x="0" y="0" ', 1)
         + second.replace("<svg ", f'<svg x="0" y="{_fmt(height)}" ', 1)
         + "</svg>\n"

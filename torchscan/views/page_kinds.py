@@ -130,7 +130,7 @@ def _scaling(report: Any, *, format: str, before: Any, metric: Any, title: str) 
     _no_before("scaling", before)
     _no_metric("scaling", metric)
     validate_scaling_report(report)
-    return scaling_svg(report) if format == "svg" else render_scaling(report, title=title)
+    return scaling_svg(report, title=title) if format == "svg" else render_scaling(report, title=title)
 
 
 PageFunction = Callable[..., str]

@@ -167,7 +167,9 @@ def profile_svg(report: Mapping[str, Any], *, title: str, standalone: bool = Tru
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="profile-report" width="{WIDTH}" '
         f'height="{height:.0f}" viewBox="0 0 {WIDTH} {height:.0f}" font-family="system-ui, sans-serif" '
-        f'aria-labelledby="profile-svg-title"><title id="profile-svg-title">{esc(summary)}</title>'
+        'aria-labelledby="profile-svg-title profile-svg-desc">'
+        f'<title id="profile-svg-title">{esc(title)}</title>'
+        f'<desc id="profile-svg-desc">{esc(summary)}</desc>'
         f'<rect width="{WIDTH}" height="{height:.0f}" fill="#ffffff"/>{"".join(parts)}</svg>'
     )
     return svg + "\n" if standalone else svg
