@@ -47,9 +47,15 @@ def render_report(
     default) opens the most complete compute view of ``report`` in HTML (see
     ``most_complete_view``) and the Module FLOPs view in SVG.
     A ``MemoryReport`` of ``measure_memory`` → an SVG stacked-area timeline of live bytes by category
-    with the peak marked, or an HTML page embedding it with the categories at the peak, per-phase
-    peaks and the top module calls by saved activations; ``before=`` another MemoryReport adds
-    per-category deltas to the HTML page (``metric`` does not apply).
+    with the peak marked, or an HTML page embedding it (zoom and hover) with the categories at the
+    peak, per-phase peaks, a per-module view and the top module calls by the bytes they created
+    themselves; ``before=`` another MemoryReport draws both timelines on one bytes axis (HTML and
+    SVG) and adds per-category deltas to the HTML page (``metric`` does not apply).
+    A ``FlopReport`` of ``measure_flops`` → a page of operators, phases and inclusive module labels
+    with their shares of the total, or its SVG figure; a ``ProfileReport`` of ``profile_workload`` →
+    a page of operators by self time, or its SVG figure (no ``before=``, no ``metric=``).
+    ``title`` is the title of every kind's page and figure. A report of no known kind is refused
+    with a ``ValueError`` that names the kinds that render.
     A ``ScalingReport`` of ``measure_scaling`` → an SVG of log-log panels (each metric against each
     axis, a line per top operator), or an HTML page embedding it with the fits, the per-operator and
     per-module-type fits and the points (no ``before=``, no ``metric=``).
