@@ -104,7 +104,7 @@ def diagnostics_section(groups: Sequence[tuple[str, Sequence[Mapping[str, Any]]]
     ``groups`` is ``[(label, diagnostics), ...]`` (e.g. the report's and its operator counter's);
     items get ids ``diagnostic-<i>`` in order. A page with none says ``None.``
     """
-    items = []
+    items: list[str] = []
     for label, entries in groups:
         for entry in entries:
             where = f" (path {entry['path'] or '(root)'})" if "path" in entry else ""
