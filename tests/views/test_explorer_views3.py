@@ -48,13 +48,18 @@ def test_a_tile_too_narrow_for_its_value_shows_its_share_then_nothing() -> None:
     assert nodes["1"]["tile"]["full"] == "40 FLOPs · 3.4 %"  # what a zoom brings back
 
 
-def test_the_rail_counts_exactly_the_tiles_it_cannot_label() -> None:
+def blocks_report() -> dict:
+    """30 blocks of a Linear and a ReLU: wide Linear tiles, hidden ReLU values (also the browser tests')."""
     layers = [layer("", "Sequential")]
     for k in range(30):
         layers.append(layer(f"b{k}", "Sequential"))
         layers.append(layer(f"b{k}.0", "Linear", flops=(k + 1) * 50))
         layers.append(layer(f"b{k}.1", "ReLU", flops=k + 1))
-    html = render_report(finish(layers), metric="module_flops")
+    return finish(layers)
+
+
+def test_the_rail_counts_exactly_the_tiles_it_cannot_label() -> None:
+    html = render_report(blocks_report(), metric="module_flops")
     group = group_of(html)
     nodes = {node["id"]: node for node in group["nodes"]}
     hidden = {

@@ -11,12 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from view_reports import finish, layer
+from test_explorer_views3 import blocks_report
 
 from torchscan.views.render import render_report
 
 pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
 from cdp_browser import Browser, chromium_binary
+from test_views_browser_explorer import open_page
 
 pytestmark = [
     pytest.mark.browser,
@@ -31,23 +32,6 @@ def browser() -> Iterator[Browser]:
     instance = Browser()
     yield instance
     instance.close()
-
-
-def open_page(browser: Browser, tmp_path: Path, document: str, name: str = "page.html") -> None:
-    path = tmp_path / name
-    path.write_text(document, encoding="utf-8")
-    browser.load(path)
-    assert browser.requests() == [] and browser.errors() == [], name
-
-
-def blocks_report() -> dict:
-    """30 blocks of a Linear and a ReLU: wide Linear tiles, hidden ReLU values."""
-    layers = [layer("", "Sequential")]
-    for k in range(30):
-        layers.append(layer(f"b{k}", "Sequential"))
-        layers.append(layer(f"b{k}.0", "Linear", flops=(k + 1) * 50))
-        layers.append(layer(f"b{k}.1", "ReLU", flops=k + 1))
-    return finish(layers)
 
 
 SELECTED = (

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchscan.report.schema import NOT_APPLICABLE
-from torchscan.views.text import neutral, scientific
+from torchscan.views.text import GLUED_UNITS, neutral, scientific
 
 DIGITS = 4
 """Significant digits of a scaled quantity (``164.0 kFLOPs``): the most prose ever shows."""
@@ -35,14 +35,7 @@ PERCENT_DECIMALS = 1
 _SI = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _BINARY = ((1024**5, "PiB"), (1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"))
 # Units whose prefix is glued (kFLOPs, GFLOP/s, MB/s); any other unit gets the prefix as a word.
-_GLUED = {
-    "FLOPs": "FLOPs",
-    "MACs": "MACs",
-    "DMAs": "DMAs",
-    "FLOPs/s": "FLOP/s",
-    "FLOP/s": "FLOP/s",
-    "bytes/s": "B/s",
-}
+_GLUED = GLUED_UNITS
 _TIME = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
