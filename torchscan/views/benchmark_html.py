@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.number_style import change, duration, quantity
+from torchscan.views.number_style import change, quantity
 from torchscan.views.page_parts import badge, context_table
 from torchscan.views.page_shell import STATIC_CSP, page
 from torchscan.views.strip_svg import comparison_section, latency_section
-from torchscan.views.text import esc, number, pretty_json
+from torchscan.views.text import esc, pretty_json
 from torchscan.views.workload_svg import phase_section, workload_roofline_section
 
 CSP = STATIC_CSP
@@ -68,11 +68,6 @@ def _totals_table(report: Mapping[str, Any], caption: str) -> str:
     )
 
 
-def _ms(seconds: float | None) -> str:
-    """Profiler seconds as ms/µs; a missing device time is ``Unavailable``, never 0."""
-    return "Unavailable" if seconds is None else duration(seconds)
-
-
 def _profile(report: Mapping[str, Any]) -> str:
     profile = report.get("profile")
     if profile is None:
@@ -80,12 +75,8 @@ def _profile(report: Mapping[str, Any]) -> str:
             '<section id="profile"><h2>Operator profile</h2>'
             "<p>No operator profile was supplied.</p></section>"
         )
-    rows = "".join(
-        f"<tr><td>{esc(row['operator'])}</td><td>{number(row['calls'])}</td>"
-        f"<td>{esc(pretty_json(row['input_shapes']))}</td><td>{_ms(row['cpu_self_seconds'])}</td>"
-        f"<td>{_ms(row['device_self_seconds'])}</td><td>{number(row['cpu_net_bytes'])}</td></tr>"
-        for row in profile["operators"]
-    )
+    from torchscan.views.profile_page import rows_table
+
     diagnostics = "".join(f"<li>{esc(d['code'])}: {esc(d['message'])}</li>" for d in profile["diagnostics"])
     return (
         '<section id="profile"><h2>Operator profile (separate instrumented pass)</h2>'
@@ -93,10 +84,9 @@ def _profile(report: Mapping[str, Any]) -> str:
         "latency; "
         "net bytes are allocations minus frees, not peaks. A hot operator promises no gain from changing "
         "it.</p>"
-        "<table><thead><tr><th>Operator</th><th>Calls</th><th>Input shapes</th><th>CPU self time</th>"
-        f"<th>Device self time</th><th>CPU net bytes</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"{rows_table(profile)}"
         f"<ul>{diagnostics}</ul><details><summary>Profile context</summary>"
-        f"<pre>{esc(pretty_json(profile['context']))}</pre></details></section>"
+        f"{context_table(profile['context'], caption='Profile context')}</details></section>"
     )
 
 

@@ -31,7 +31,7 @@ NOT_MEANING = (
 TRACE_NOTE = (
     "Total (inclusive) time per operator and the full timeline are in the Chrome trace written by "
     "profile_workload(trace_path=...), if one was asked for; the report never records file paths, so "
-    "open that file yourself (chrome://tracing or ui.perfetto.dev, both offline-capable)."
+    "open that file yourself in a Chrome trace viewer (chrome://tracing or Perfetto)."
 )
 CPU_COLOUR = "#2f6db5"
 DEVICE_COLOUR = "#b5651d"
@@ -87,7 +87,8 @@ def _grouped_table(report: Mapping[str, Any]) -> str:
     )
 
 
-def _rows_table(report: Mapping[str, Any]) -> str:
+def rows_table(report: Mapping[str, Any]) -> str:
+    """Every recorded row of a ProfileReport (its rank, operator, input shapes, calls, self times, bytes)."""
     rows = "".join(
         f"<tr><td class=num>{rank}</td><td><code>{esc(row['operator'])}</code></td>"
         f"<td>{esc(_shapes(row['input_shapes']))}</td><td class=num>{esc(number(row['calls']))}</td>"
@@ -121,7 +122,7 @@ def render_profile_page(report: Mapping[str, Any], *, title: str) -> str:
         f"{_context_line(report)}"
         f'<figure id="profile-figure">{profile_svg(report, title=title, standalone=False)}</figure>'
         f'<section id="operators"><h2>Operators by self time</h2>{_grouped_table(report)}</section>'
-        f'<section id="rows"><h2>Rows ({len(report["operators"])})</h2>{_rows_table(report)}</section>'
+        f'<section id="rows"><h2>Rows ({len(report["operators"])})</h2>{rows_table(report)}</section>'
         f'<section id="trace"><h2>Total time and the trace</h2><p>{esc(TRACE_NOTE)}</p></section>'
         f"{diagnostics_section([('', report['diagnostics'])])}{context_table(report['context'])}"
         f"{not_meaning_section(NOT_MEANING)}"
