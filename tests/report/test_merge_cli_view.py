@@ -76,7 +76,7 @@ def test_render_merged_partial_and_unavailable_values():
         [flop_report(r, world_size=4, status="partial" if r else "complete") for r in (0, 1)]
     )
     page = render_report(merged)
-    assert "≥ 32,768 FLOPs" in page and 'stroke-dasharray="4 3"' in page
+    assert "≥ 32.77 kFLOPs" in page and 'stroke-dasharray="4 3"' in page
     assert "missing_ranks" in page
     with pytest.raises(ValueError, match="format 'svg' is not available for a merged"):
         render_report(merged, format="svg")

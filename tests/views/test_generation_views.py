@@ -20,19 +20,32 @@ def _roundtrip(report):
 
 def test_svg_draws_every_step_and_marks_the_prefill():
     report = _roundtrip(generation_report())
-    page = render_report(report, format="svg")
+    page = render_report(report, format="svg", title="Steps")
     root = ET.fromstring(page)
     panels = root.findall(f"{SVG}g")
-    assert [p.get("class") for p in panels] == ["panel", "panel", "panel zoom"]
+    # FLOPs; operator bytes and K/V bytes (one bytes axis); then per decode fit (views-3.md 5): the
+    # decode steps alone with the fitted line, and the residuals
+    assert [p.get("class") for p in panels] == [
+        "panel",
+        "panel",
+        "panel zoom",
+        "panel residuals",
+        "panel zoom",
+        "panel residuals",
+    ]
+    assert [p.get("data-unit") for p in panels] == ["FLOPs", "bytes", "FLOPs", "FLOPs", "bytes", "bytes"]
     squares = [len(p.findall(f".//{SVG}rect[@class='prefill']")) for p in panels]
     circles = [len(p.findall(f".//{SVG}circle")) for p in panels]
-    # FLOPs; operator bytes and K/V bytes; decode FLOPs alone (no prefill)
-    assert squares == [1, 2, 0] and circles == [2, 4, 2]
+    assert squares == [1, 2, 0, 0, 0, 0] and circles == [2, 4, 2, 2, 2, 2]
     assert all(c.get("fill") != "none" for c in root.iter(f"{SVG}circle"))  # all complete: filled
     zoom_ticks = [t.text for t in panels[2].findall(f"{SVG}text")][1:4]
-    assert zoom_ticks == ["110", "115", "120"]  # the decode FLOPs' own range, labelled
+    assert zoom_ticks == ["110 FLOPs", "115 FLOPs", "120 FLOPs"]  # the decode FLOPs' own range, labelled
+    assert len(panels[2].findall(f"{SVG}line[@class='fit']")) == 1  # the least-squares line
+    # decode FLOPs 110 at context 5 and 120 at 6: the line 60 + 10 x context leaves residuals 0
+    residuals = [c.find(f"{SVG}title").text for c in panels[3].findall(f"{SVG}circle")]  # type: ignore[union-attr]
+    assert residuals == [f"step {k} (decode): operator FLOPs residual 0 FLOPs" for k in (1, 2)]
     assert "prefill" in "".join(t.text or "" for t in root.iter(f"{SVG}text"))
-    assert "context tokens" in page
+    assert "context tokens" in page and root.find(f"{SVG}title").text == "Steps"  # type: ignore[union-attr]
 
 
 def test_partial_is_hollow_and_unavailable_is_not_drawn():
@@ -124,6 +137,6 @@ def test_a_report_without_steps_still_renders():
     flops = flop_report([])
     report = _roundtrip(build_report(flops, context(), None))  # type: ignore[arg-type]
     root = ET.fromstring(render_report(report, format="svg"))
-    assert root.findall(f".//{SVG}circle") == [] and root.findall(f".//{SVG}rect") == []
+    assert root.findall(f".//{SVG}circle") == [] and root.findall(f".//{SVG}rect[@class='prefill']") == []
     assert "no_steps" in render_report(report)
     assert summary_text(report, "idle").count("\n") >= 2

@@ -99,7 +99,8 @@ def test_analysis_roofline_in_human_units() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
     report = json.loads(json.dumps(crawl_module(model, input_shape=(8,), hardware=hardware)))
     html = roofline_section(report)
-    assert "peak 100 GFLOP/s, bandwidth 20 GB/s" in html and "stated peak 100 GFLOP/s" in html
+    # the page style (views-3.md 5): four significant digits
+    assert "peak 100.0 GFLOP/s, bandwidth 20.00 GB/s" in html and "stated peak 100.0 GFLOP/s" in html
     assert not E_NOTATION.search(html.replace('"', " ")) and ">1e" not in html
 
 

@@ -50,9 +50,10 @@ def test_svg_draws_every_nonzero_category_with_a_legend_of_all_seven() -> None:
     # buffers are 0 throughout: no band, but a legend row that says 0 bytes
     assert drawn == ["parameters", "gradients", "optimizer_state", "activations", "temporaries", "inputs"]
     texts = _texts(root)
-    assert "parameters at the peak: complete · 3,232 bytes (3.16 KiB)" in texts
-    assert "buffers at the peak: complete · 0 bytes (0 B)" in texts
-    assert "optimizer state at the peak: complete · 6,480 bytes (6.33 KiB)" in texts
+    # views-3.md 5: the page style (3,232 / 1,024 = 3.156 KiB; 6,480 / 1,024 = 6.328 KiB)
+    assert "parameters at the peak: complete · 3.156 KiB" in texts
+    assert "buffers at the peak: complete · 0 B" in texts
+    assert "optimizer state at the peak: complete · 6.328 KiB" in texts
     assert "Ledger event (operator boundary; 0 is the start) · 8 points kept of 41 events" in texts
 
 
@@ -68,7 +69,7 @@ def test_svg_peak_marker_names_phase_and_module_at_the_peak_point() -> None:
     assert "".join(marker.find(f"{NS}text").itertext()) == "peak · optimizer · 2 call #1"  # type: ignore[union-attr]
     heading = next(t for t in root.iter(f"{NS}text") if t.get("data-peak-text"))
     assert "".join(heading.itertext()) == (
-        f"Peak: complete · {PEAK:,} bytes (13.39 KiB) · phase optimizer, inside 2 call #1"
+        "Peak: complete · 13.39 KiB · phase optimizer, inside 2 call #1"  # 13,712 / 1,024 = 13.39
     )
     strip = ["".join(t.itertext()) for g in root.iter(f"{NS}g") if g.get("data-phase-segment") for t in g]
     assert "forward" in strip and "backward" in strip and "optimizer" in strip
@@ -96,13 +97,13 @@ def test_partial_category_is_hatched_and_reads_as_a_lower_bound() -> None:
     assert overlays == ["activations"]
     texts = _texts(root)
     assert (
-        "activations (saved for backward) at the peak: partial · ≥ 0 bytes (0 B) · lower bound, "
-        "full value unknown · hatched"
+        "activations (saved for backward) at the peak: partial · ≥ 0 B · full value unknown · hatched"
     ) in texts
     html = render_report(report, title="m")
     row = parse_html(html).by_id("category-activations")
     assert row is not None
-    assert row.find_all("td")[0].text() == "partial ≥ 0 bytes (0 B) (lower bound; full value unknown)"
+    assert row.find_all("td")[0].text() == "partial ≥ 0 B (lower bound; full value unknown)"
+    assert row.find_all("td")[1].text() == "≥ 0 bytes"  # the exact recorded count
 
 
 def test_unavailable_category_is_never_drawn_as_zero() -> None:
@@ -135,11 +136,15 @@ def test_single_point_timeline_spans_the_plot() -> None:
     assert "884," in params.get("d", "")
 
 
-def test_html_page_sections_and_top_modules_by_saved_activations() -> None:
+def test_html_page_sections_and_top_modules_by_own_bytes() -> None:
     report = memory_report()
     report["by_module"].append(module_call("3", 0, "torch.nn.modules.linear.Identity", None, "unavailable"))
     root = parse_html(render_report(report, title="MLP step"))
-    assert not root.find_all("script")
+    # the JSON block of the timelines and the one packaged script (zoom, hover); no report text runs
+    scripts = root.find_all("script")
+    assert [s.attrs.get("type") for s in scripts] == ["application/json", None] and "src" not in scripts[
+        1
+    ].attrs
     for ident in (
         "timeline",
         "summary",
@@ -153,15 +158,26 @@ def test_html_page_sections_and_top_modules_by_saved_activations() -> None:
         assert root.by_id(ident) is not None, ident
     assert root.find_all("svg")[0].attrs.get("role") == "img"
     gradients = root.by_id("category-gradients")
-    assert gradients is not None and gradients.find_all("td")[0].text() == "complete 3,232 bytes (3.16 KiB)"
+    assert gradients is not None and gradients.find_all("td")[0].text() == "complete 3.156 KiB"
+    assert gradients.find_all("td")[1].text() == "3,232 bytes"
     recompute = root.by_id("phase-recompute")
     assert recompute is not None and recompute.find_all("td")[0].text() == "unavailable unknown"
     modules = root.by_id("modules")
     assert modules is not None
     rows = [row for row in modules.find_all("tr") if row.find_all("td")]
-    assert [row.find_all("td")[1].text() for row in rows] == ["(root)", "1", "2", "0"]  # 1152, 512, 384, 256
-    assert "Unranked: saved activations unknown (1)" in modules.text()
-    assert "3 call #0: unknown" in modules.text()
+    # ranked by the bytes each call allocated itself (views-3.md 5), not inclusive bytes: the leaves
+    # allocated 512 + 128, 384 + 128, 256 + 128 and 128 (Identity); the fixture's root allocated
+    # 1,280 bytes, less than its nested calls' 1,664, so its own bytes are unknown, never negative
+    assert [row.find_all("td")[1].text() for row in rows] == ["1", "2", "0", "3"]
+    assert [row.find_all("td")[4].text() for row in rows] == [
+        "complete 640 B",
+        "complete 512 B",
+        "complete 384 B",
+        "complete 128 B",
+    ]
+    assert rows[3].find_all("td")[5].text() == "unavailable unknown"  # Identity's saved bytes are unknown
+    assert "Unranked: own bytes unknown (1)" in modules.text()
+    assert "(root) call #0 (torch.nn.modules.container.Sequential): own bytes unknown" in modules.text()
     badges = {span.text() for span in root.find_all("span") if span.has_class("badge")}
     assert badges == {"complete", "unavailable"}
 
@@ -176,11 +192,13 @@ def test_html_comparison_shows_per_category_deltas() -> None:
     root = parse_html(render_report(after, before=before, title="freeze"))
     row = root.by_id("delta-gradients")
     assert row is not None
-    assert row.find_all("td")[-1].text() == "-2,176 bytes (-2.12 KiB)"
+    # -2,176 bytes = -2.125 KiB: -2,176 / 3,232 = -67.3 % of the gradients,
+    # -2,176 / 13,712 = -15.9 % of the peak
+    assert row.find_all("td")[-1].text() == "-2.125 KiB (-67.3 %)"
     peak = root.by_id("delta-peak")
-    assert peak is not None and peak.find_all("td")[-1].text() == "-2,176 bytes (-2.12 KiB)"
+    assert peak is not None and peak.find_all("td")[-1].text() == "-2.125 KiB (-15.9 %)"
     same = root.by_id("delta-parameters")
-    assert same is not None and same.find_all("td")[-1].text() == "+0 bytes (+0 B)"
+    assert same is not None and same.find_all("td")[-1].text() == "+0 B (+0.0 %)"
     recompute = root.by_id("delta-phase-recompute")
     assert recompute is not None and recompute.find_all("td")[-1].text().startswith("delta unknown")
 
@@ -198,8 +216,11 @@ def test_hostile_names_stay_text() -> None:
     for tag in ("script", "image", "foreignObject"):
         assert not list(root.iter(f"{NS}{tag}"))
     assert any(P in text for text in _texts(root))
-    page = parse_html(render_report(report, title=P))
-    assert not page.find_all("script") and not page.find_all("img")
+    html = render_report(report, title=P)
+    page = parse_html(html)
+    assert not page.find_all("img") and len(page.find_all("script")) == 2
+    code = html.rsplit("<script>", 1)[1]
+    assert "pwned" not in code and "<img" not in code  # the executable script is the constant asset
     for element in page.iter():
         assert not any(name.startswith("on") for name in element.attrs), element.tag
     title = page.find_all("title")[0]
@@ -248,8 +269,9 @@ def test_option_and_kind_errors() -> None:
         render_report(report, format="pdf")
     with pytest.raises(ValueError, match="title"):
         render_report(report, title=None)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="SVG of a MemoryReport"):
-        render_report(report, format="svg", before=memory_report())
+    # views-3.md 5: with before=, the SVG draws both timelines on one bytes axis
+    both = ET.fromstring(render_report(report, format="svg", before=memory_report()))
+    assert [s.get("id") for s in both.findall(f"{NS}svg")] == ["before-timeline", "after-timeline"]
     analysis_like = {"schema_version": 1, "layers": []}
     with pytest.raises(ValueError, match="MemoryReport"):
         render_report(report, before=analysis_like)
@@ -280,7 +302,7 @@ def test_allocator_figures_keep_their_own_method_and_unit() -> None:
         [cell.text() for cell in row.find_all("td")] for row in section.find_all("tr") if row.find_all("td")
     ]
     assert rows == [
-        ["complete 20,480 bytes (20.00 KiB)", "torch.cuda.max_memory_allocated", "workload"],
+        ["complete 20.00 KiB", "torch.cuda.max_memory_allocated", "workload"],
         ["complete 3 samples", "custom", "workload"],
     ]
 

@@ -62,17 +62,18 @@ def test_split_and_note_hand_derived() -> None:
         ("aten.tanh", 49_152),
     ]
     assert method_note(report) == (
-        "Operator FLOPs use torchscan_flops_v1: 3.15 MFLOPs are in operators FlopCounterMode (torch 2.15.0) "
+        # the page style (views-3.md 5): four significant digits, 290,848 -> 290.8 kFLOPs
+        "Operator FLOPs use torchscan_flops_v1: 3.146 MFLOPs are in operators FlopCounterMode (torch 2.15.0) "
         "also has formulas for; FlopCounterMode alone scores 0 for "
-        "aten._scaled_dot_product_flash_attention_for_cpu 138 kFLOPs, aten.tanh 49.2 kFLOPs, "
-        "aten.native_layer_norm 41.1 kFLOPs, +3 more (291 kFLOPs in all)."
+        "aten._scaled_dot_product_flash_attention_for_cpu 138.1 kFLOPs, aten.tanh 49.15 kFLOPs, "
+        "aten.native_layer_norm 41.12 kFLOPs, +3 more (290.8 kFLOPs in all)."
     )
     # on torch 2.15 FlopCounterMode also has a formula for the CPU attention kernel: it is not "scored 0"
     newer = _flop_report(
         report["by_operator"], covered=["aten._scaled_dot_product_flash_attention_for_cpu", "aten.addmm"]
     )
-    assert "scores 0 for aten.tanh 49.2 kFLOPs, aten.native_layer_norm" in method_note(newer)
-    assert method_note(report, limit=0).endswith("scores 0 for 6 operator(s) (291 kFLOPs in all).")
+    assert "scores 0 for aten.tanh 49.15 kFLOPs, aten.native_layer_norm" in method_note(newer)
+    assert method_note(report, limit=0).endswith("scores 0 for 6 operator(s) (290.8 kFLOPs in all).")
     assert "none are in operators FlopCounterMode" in method_note(_flop_report({"aten.add": 10}, []))
     assert "also has a formula for every counted operator" in method_note(
         _flop_report({"aten.mm": 10, "aten.view": 0}, ["aten.mm"])

@@ -31,10 +31,10 @@ def test_delta_of_one_call() -> None:
     nodes = {n["path"]: n for n in data["maps"]["module_flops"]["groups"][0]["nodes"]}
     assert nodes[""]["delta"] == 12 and nodes["2"]["delta"] == 12 and nodes["0"]["delta"] == 0
     # Issue 23: the exact delta is followed by its change relative to the baseline (30 -> 42).
-    assert nodes["2"]["delta_display"] == "complete · +12 FLOPs (+40.0%)"
+    assert nodes["2"]["delta_display"] == "complete · +12 FLOPs (+40.0 %)"
     root = parse_html(html)
     tile = root.by_id(f"map-module_flops-0-{nodes['2']['id']}")
-    assert tile is not None and "Complete comparable delta: +12 FLOPs (+40.0%)." in tile.attrs["aria-label"]
+    assert tile is not None and "Complete comparable delta: +12 FLOPs (+40.0 %)." in tile.attrs["aria-label"]
     assert {r.attrs.get("data-bar") for r in tile.find_all("rect")} >= {"before", "after"}
 
 
@@ -123,7 +123,7 @@ def test_added_and_removed_modules() -> None:
     nodes = {n["path"]: n for n in data["maps"]["module_flops"]["groups"][0]["nodes"]}
     assert nodes["0.0"]["change"] == "removed"
     # Issue 23: a removed branch's delta is -before (Linear(4,8): 56 FLOPs), not unknown.
-    assert nodes["0.0"]["delta"] == -56 and nodes["0.0"]["delta_display"] == "complete · -56 FLOPs (-100.0%)"
+    assert nodes["0.0"]["delta"] == -56 and nodes["0.0"]["delta_display"] == "complete · -56 FLOPs (-100.0 %)"
     text = parse_html(html).text()
     assert "Removed calls (" in text and "Before input and measurement context" in text
     assert "After input and measurement context" in text
@@ -177,5 +177,5 @@ def test_comparison_cards_show_before_after_delta() -> None:
     assert len(cards) == 3
     flops = " ".join(cards[0].text().split())
     # Issue 23: short units and the relative change (12 / 86 = 13.95%).
-    assert flops == "Before 86 FLOPs → after 98 FLOPs · Δ +12 FLOPs (+14.0%)"
-    assert "Δ +0 elements (+0.0%)" in " ".join(cards[1].text().split())
+    assert flops == "Before 86 FLOPs → after 98 FLOPs · Δ +12 FLOPs (+14.0 %)"
+    assert "Δ +0 elements (+0.0 %)" in " ".join(cards[1].text().split())

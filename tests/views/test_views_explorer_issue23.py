@@ -11,8 +11,9 @@ from test_views_explorer import OP
 from view_parse import embedded_data, parse_html
 from view_reports import finish, keyboard_report, layer, m, tiny_report
 
-from torchscan.views.delta_words import relative, short_delta, short_measure, short_number, short_text
+from torchscan.views.delta_words import relative, short_delta, short_measure, short_text
 from torchscan.views.geometry import FOREIGN_REASON, INCOMPLETE_REASON
+from torchscan.views.number_style import quantity
 from torchscan.views.render import render_report
 from torchscan.views.tree_order import call_ordered
 
@@ -77,8 +78,8 @@ def test_removed_branch_sits_where_it_ran_and_reads_minus_before() -> None:
     assert [n["path"] for n in group_nodes(data)] == ["", "b", "a", "10", "2"]
     removed = nodes["a"]
     assert removed["change"] == "removed" and removed["delta"] == -10
-    assert removed["tile"]["delta"] == "Δ -10 FLOPs (-100.0%) · complete"
-    assert nodes[""]["delta"] == -10 and nodes[""]["delta_display"] == "complete · -10 FLOPs (-25.0%)"
+    assert removed["tile"]["delta"] == "Δ -10 FLOPs (-100.0 %)"  # "· complete" has no room
+    assert nodes[""]["delta"] == -10 and nodes[""]["delta_display"] == "complete · -10 FLOPs (-25.0 %)"
     # Added: +after, and no relative change against a baseline that did not run.
     data = embedded_data(render_report(before, before=after, metric="module_flops"))
     added = {n["path"]: n for n in group_nodes(data)}["a"]
@@ -95,7 +96,7 @@ def test_subtree_delta_with_different_call_counts() -> None:
     data = embedded_data(render_report(after, before=before, metric="module_flops"))
     nodes = {n["path"]: n for n in group_nodes(data)}
     assert nodes["0"]["delta"] == -3 and nodes[""]["delta"] == -3
-    assert nodes["0"]["delta_display"] == "complete · -3 FLOPs (-30.0%)"
+    assert nodes["0"]["delta_display"] == "complete · -3 FLOPs (-30.0 %)"
 
 
 def test_delta_unknown_only_when_a_side_is_incomplete_or_not_comparable() -> None:
@@ -143,13 +144,13 @@ def test_by_module_type_aggregate() -> None:
     html = render_report(tiny_report(), metric="module_flops")
     group = embedded_data(html)["maps"]["module_flops"]["groups"][0]
     assert group["by_type"] == [
-        {"type": "Linear", "calls": 2, "text": "86 FLOPs", "share": "100.0%"},
-        {"type": "Identity", "calls": 1, "text": "0 FLOPs", "share": "0.0%"},
+        {"type": "Linear", "calls": 2, "text": "86 FLOPs", "share": "100.0 %"},
+        {"type": "Identity", "calls": 1, "text": "0 FLOPs", "share": "0.0 %"},
     ]
     panel = next(p for p in parse_html(html).find_all("div") if p.attrs.get("data-view") == "module_flops")
     table = next(t for t in panel.find_all("table") if t.has_class("by-type"))
     first = [td.text() for td in table.find_all("td")[:4]]
-    assert first == ["Linear", "2", "86 FLOPs", "100.0%"]
+    assert first == ["Linear", "2", "86 FLOPs", "100.0 %"]
     # The aggregate sits above the top-N table.
     tables = [t.attrs.get("class") for t in panel.find_all("table")]
     assert tables.index("by-type") < tables.index("top-layers")
@@ -171,18 +172,18 @@ def test_top_n_before_and_delta_columns() -> None:
     after["layers"][3]["metrics"]["module_flops"] = m("complete", 42)
     after = finish(after["layers"])
     html = render_report(after, before=before, metric="module_flops")
-    assert embedded_data(html)["maps"]["module_flops"]["change_text"] == "+12 FLOPs (+14.0%)"  # 86 -> 98
-    assert "· change +12 FLOPs (+14.0%)" in visible_text(html)
+    assert embedded_data(html)["maps"]["module_flops"]["change_text"] == "+12 FLOPs (+14.0 %)"  # 86 -> 98
+    assert "· change +12 FLOPs (+14.0 %)" in visible_text(html)
     rows = {r["call"]: r for r in embedded_data(html)["maps"]["module_flops"]["groups"][0]["top"]}
     assert (
-        rows["2 · call #0"]["before"] == "30 FLOPs" and rows["2 · call #0"]["delta"] == "+12 FLOPs (+40.0%)"
+        rows["2 · call #0"]["before"] == "30 FLOPs" and rows["2 · call #0"]["delta"] == "+12 FLOPs (+40.0 %)"
     )
-    assert rows["0 · call #0"]["delta"] == "+0 FLOPs (+0.0%)"
+    assert rows["0 · call #0"]["delta"] == "+0 FLOPs (+0.0 %)"
     panel = next(p for p in parse_html(html).find_all("div") if p.attrs.get("data-view") == "module_flops")
     top = next(t for t in panel.find_all("table") if t.has_class("top-layers"))
     headers = [th.text() for th in top.find_all("th")]
     assert headers[-2:] == ["Before", "Δ (after minus before)"]
-    assert "+12 FLOPs (+40.0%)" in top.text()
+    assert "+12 FLOPs (+40.0 %)" in top.text()
     alone = render_report(after, metric="module_flops").split("<script", 1)[0]
     assert "Δ (after minus before)" not in alone and 'class="bar-legend"' not in alone
 
@@ -198,31 +199,34 @@ def test_paired_bar_legend_when_comparing() -> None:
 @pytest.mark.parametrize(
     ("value", "text"),
     [
-        (22_403_652_352, "22.4G"),
-        (-11_200_742_400, "-11.2G"),
-        (7_087_872, "7.09M"),
-        (999_600, "1M"),
-        (1.5e15, "1,500T"),
-        (512, "512"),
-        (0.25, "0.25"),
-        (1e-7, "0.0000001"),
+        # views-3.md 5 amends issue 23's K/M/G words: one page style, four significant digits.
+        (22_403_652_352, "22.40 GFLOPs"),
+        (-11_200_742_400, "-11.20 GFLOPs"),
+        (7_087_872, "7.088 MFLOPs"),
+        (999_600, "999.6 kFLOPs"),
+        (999_960, "1.000 MFLOPs"),  # rounded first: never "1,000 kFLOPs"
+        (1.5e15, "1.500 PFLOPs"),
+        (512, "512 FLOPs"),
+        (0.25, "0.25 FLOPs"),
+        (1e-7, "0.0000001 FLOPs"),
     ],
 )
 def test_short_numbers_never_use_e_notation(value: float, text: str) -> None:
-    assert short_number(value) == text
+    assert quantity(value, "FLOPs") == text
 
 
 def test_short_measures_and_relative_change() -> None:
-    assert short_delta(-11_200_742_400, "FLOPs", 22_403_652_352) == "-11.2G FLOPs (-50.0%)"
+    # -11,200,742,400 / 22,403,652,352 = -0.49994 -> -50.0 %
+    assert short_delta(-11_200_742_400, "FLOPs", 22_403_652_352) == "-11.20 GFLOPs (-50.0 %)"
     assert short_delta(5, "FLOPs", None) == "+5 FLOPs" and relative(5, 0) is None
-    assert short_measure(m("partial", 1_200_000)) == "≥ 1.2M FLOPs"
+    assert short_measure(m("partial", 1_200_000)) == "≥ 1.200 MFLOPs"
     assert short_measure(m("unavailable", None)) == "unknown"
 
 
 def test_tile_texts_never_use_e_notation() -> None:
     # text.compact_text writes 999,600 as "1e+03K"; the explorer's own wording rounds first.
-    assert short_text(m("complete", 999_600)) == "1M FLOPs · complete"
-    assert short_text(m("partial", 1.5e15)) == "≥ 1,500T FLOPs · partial"
+    assert short_text(m("complete", 999_600)) == "999.6 kFLOPs · complete"
+    assert short_text(m("partial", 1.5e15)) == "≥ 1.500 PFLOPs · partial"
     assert short_text(m("unavailable", None)) == "unknown · unavailable"
     layers = [
         layer("", "Sequential"),
@@ -234,9 +238,11 @@ def test_tile_texts_never_use_e_notation() -> None:
         report["operator_flops"][key] = {}
     data = embedded_data(render_report(report, metric="module_flops"))
     group = data["maps"]["module_flops"]["groups"][0]
-    assert [row["text"] for row in group["top"]] == ["1,500T FLOPs · complete", "1M FLOPs · complete"]
-    assert [card["text"] for card in group["rails"]] == ["1M FLOPs · complete"]  # too small to draw
-    assert [n["tile"]["value"] for n in group["nodes"] if n["tile"]][2] == "1,500T FLOPs · complete"
+    assert [row["text"] for row in group["top"]] == ["1.500 PFLOPs · complete", "999.6 kFLOPs · complete"]
+    # too small to label: the card says what the tile had no room for, its value and share
+    assert [card["text"] for card in group["rails"]] == ["999.6 kFLOPs · < 0.1 %"]
+    # 1.5e15 / (1.5e15 + 999,600) = 0.99999933 of the map: more than 99.9 %, not all of it
+    assert [n["tile"]["value"] for n in group["nodes"] if n["tile"]][2] == "1.500 PFLOPs · > 99.9 %"
 
 
 def test_svg_snapshot_has_the_legend_and_short_change() -> None:
@@ -244,8 +250,8 @@ def test_svg_snapshot_has_the_legend_and_short_change() -> None:
     after = finish([x for x in tiny_report()["layers"] if x["path"] != "2"])
     svg = render_report(after, before=before, format="svg", metric="module_flops")
     assert '<g id="bar-legend">' in svg and "before (baseline)" in svg
-    assert ">Before 86 FLOPs → after 56 FLOPs · Δ -30 FLOPs (-34.9%)<" in svg
-    assert "Δ -30 FLOPs (-100.0%) · complete" in svg  # the removed Linear's tile
+    assert ">Before 86 FLOPs → after 56 FLOPs · Δ -30 FLOPs (-34.9 %)<" in svg
+    assert "Δ -30 FLOPs (-100.0 %) · complete" in svg  # the removed Linear's tile
     assert '<g id="bar-legend">' not in render_report(after, format="svg")
 
 
@@ -316,9 +322,9 @@ def test_by_type_compares_when_a_baseline_is_given() -> None:
             "type": "Linear",
             "calls": 2,
             "text": "20 FLOPs",
-            "share": "100.0%",
+            "share": "100.0 %",
             "before": "30 FLOPs",
-            "delta": "-10 FLOPs (-33.3%)",
+            "delta": "-10 FLOPs (-33.3 %)",
         },
         {
             "type": "ReLU",  # only the baseline called one
@@ -326,7 +332,7 @@ def test_by_type_compares_when_a_baseline_is_given() -> None:
             "text": "not called",
             "share": "—",
             "before": "10 FLOPs",
-            "delta": "-10 FLOPs (-100.0%)",
+            "delta": "-10 FLOPs (-100.0 %)",
         },
     ]
     added = embedded_data(render_report(before, before=after, metric="module_flops"))

@@ -64,7 +64,7 @@ def test_latency_page_plots_every_block() -> None:
     assert len(svg.findall(f".//{SVG_NS}rect[@data-iqr]")) == 1
     assert svg.get("width") == "900" and int(svg.get("height")) > 0
     text = " ".join(parse_html(html).text().split())
-    assert "noisy This run: the IQR of the block averages is 100% of their median (above 10%)" in text
+    assert "noisy This run: the IQR of the block averages is 100.0 % of their median (above 10.0 %)" in text
     assert "not a significance test" in text
     assert "Throughput 266.7 images/s is work units × measured calls ÷ total block time" in text
     assert "(800 images/s)" in text

@@ -52,10 +52,16 @@ def _report_diff() -> dict[str, Any]:
     return {"schema_version": 1, "totals": {}, "layers": {"added": [], "removed": [], "changed": []}}
 
 
+def test_a_standalone_flop_report_renders() -> None:
+    # views-3.md 4 amends render.md 1.1, which refused a standalone FlopReport.
+    page = render_report(_flop_report())
+    assert "<h1>TorchScan analysis</h1>" in page and 'id="operators"' in page
+    assert render_report(_flop_report(), format="svg").startswith("<svg")
+
+
 @pytest.mark.parametrize(
     "candidate",
     [
-        _flop_report(),
         _report_diff(),
         {"peak_bytes": 10, "status": "complete", "device": "cpu"},
         {"layers": [], "totals": {}},

@@ -57,7 +57,7 @@ def test_workload_page_reads_in_human_units_and_fits(browser: Browser, tmp_path:
     _open(browser, tmp_path, render_report(_workload()), f"workload-{width}.html")
     text = browser.eval("document.body.innerText")
     assert not E_NOTATION.search(text)
-    assert "500 ms" in text and "2 GFLOP/s" in text and "2 %" in text  # latency 0.5 s, rate, MFU
+    assert "500.0 ms" in text and "2.000 GFLOP/s" in text and "2.0 %" in text  # latency 0.5 s, rate, MFU
     assert browser.eval("document.querySelectorAll('script').length") == 0
     # No sideways scroll: the figures shrink with the window.
     assert browser.eval("document.documentElement.scrollWidth <= window.innerWidth")
@@ -84,5 +84,5 @@ def test_comparison_strips_are_labelled_in_the_browser(browser: Browser, tmp_pat
     )
     assert labels == ["5 blocks × 4 calls", "10 blocks × 1 call"]
     note = browser.eval("document.querySelector('p.direction-note').innerText")
-    assert note.startswith("Latency improved (-100 ms (-20 %)) while throughput fell")
+    assert note.startswith("Latency improved (-100.0 ms (-20.0 %)) while throughput fell")
     assert not E_NOTATION.search(browser.eval("document.body.innerText"))

@@ -31,7 +31,7 @@ def test_single_page_uses_human_units_in_a_readable_order() -> None:
     report = benchmark_report(0.000149641, 0.0000158882)
     report["totals"]["throughput"] = m("complete", 170_507.4, "images/s", TIMER, "warmed_blocks")
     text = visible(render_report(report))
-    assert "149.6 µs" in text and "15.89 µs" in text and "750 ms" in text and "170,507 images/s" in text
+    assert "149.6 µs" in text and "15.89 µs" in text and "750.0 ms" in text and "170.5 k images/s" in text
     assert "0.000149641" not in text and not E_NOTATION.search(text)
     # Rows: latency, its IQR, first call, throughput, ...; never alphabetical.
     assert text.index("latency complete 149.6") < text.index("latency_iqr") < text.index("first_call_latency")
@@ -61,16 +61,16 @@ def test_comparison_strips_say_blocks_times_calls_and_the_contradiction() -> Non
     assert 'data-calls-per-block="4"' in html and 'data-calls-per-block="1"' in html
     assert "Different timing blocks: baseline 5 blocks × 4 calls, candidate 10 blocks × 1 call" in text
     # Latency 0.5 -> 0.4 s (-100 ms, -20 %); throughput 16 -> 14.29 images/s (-1.714, -10.7 %).
-    assert "Latency improved (-100 ms (-20 %)) while throughput fell (-1.714 images/s (-10.7 %))." in text
+    assert "Latency improved (-100.0 ms (-20.0 %)) while throughput fell (-1.714 images/s (-10.7 %))." in text
     assert html.index('class="direction-note"') < html.index('<svg class="strip-plot"')
-    assert "-100 ms (-20 %)" in text and not E_NOTATION.search(text)
+    assert "-100.0 ms (-20.0 %)" in text and not E_NOTATION.search(text)
 
 
 def test_agreeing_runs_get_no_extra_notes() -> None:
     before, after = benchmark_report(0.5, 0.25), benchmark_report(0.125, 0.25)
     text = visible(render_report(benchmark_comparison(before, after)))
     assert "Different timing blocks" not in text and "while throughput" not in text
-    assert "-375 ms (-75 %)" in text  # latency 0.5 -> 0.125 s
+    assert "-375.0 ms (-75.0 %)" in text  # latency 0.5 -> 0.125 s
 
 
 def _phases(forward: int, backward: int, optimizer: int, recompute: int = 0) -> dict:
@@ -92,13 +92,13 @@ def _phases(forward: int, backward: int, optimizer: int, recompute: int = 0) -> 
 def test_phase_split_table_and_bar() -> None:
     html = phase_section(_phases(1_000, 2_000, 1_000))
     text = visible(html)
-    assert "forward 1 kFLOPs 25 %" in text and "backward 2 kFLOPs 50 %" in text
-    assert "optimizer 1 kFLOPs 25 %" in text and "recompute 0 FLOPs 0 %" in text
+    assert "forward 1.000 kFLOPs 25.0 %" in text and "backward 2.000 kFLOPs 50.0 %" in text
+    assert "optimizer 1.000 kFLOPs 25.0 %" in text and "recompute 0 FLOPs 0.0 %" in text
     widths = dict(re.findall(r'<rect data-phase="(\w+)" x="[\d.]+" y="0" width="([\d.]+)"', html))
     assert widths == {"forward": "150.00", "backward": "300.00", "optimizer": "150.00"}
     partial = _phases(1_000, 2_000, 1_000)
     partial["total"] = m("partial", 4_000, "FLOPs", "torch.utils.flop_counter.FlopCounterMode", "workload")
-    assert "25 %" not in visible(phase_section(partial)) and "—" in visible(phase_section(partial))
+    assert "25.0 %" not in visible(phase_section(partial)) and "—" in visible(phase_section(partial))
     assert phase_section({"total": partial["total"]}) == ""
 
 
@@ -119,8 +119,8 @@ def _with_hardware(bandwidth: float | None, operator_bytes: int | None = None) -
 def test_roofline_draws_a_line_without_operator_bytes_and_a_point_with_them() -> None:
     html = workload_roofline_section(_with_hardware(2e10))
     text = visible(html)
-    assert "stated peak 100 GFLOP/s and bandwidth 20 GB/s" in text
-    assert "achieved 2 GFLOP/s (2 % of the stated peak)" in text
+    assert "stated peak 100.0 GFLOP/s and bandwidth 20.00 GB/s" in text
+    assert "achieved 2.000 GFLOP/s (2.0 % of the stated peak)" in text
     assert 'class="workload-rate"' in html and "workload-point" not in html
     assert "operator bytes were not counted" in text
     point = workload_roofline_section(_with_hardware(2e10, operator_bytes=100_000_000))

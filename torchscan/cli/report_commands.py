@@ -62,6 +62,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         timing = [kind not in ("analysis", "memory") for kind in kinds]
     if "generation" in kinds:
         raise UsageError("generation reports cannot be compared here; compare AnalysisReports")
+    if "flop" in kinds or "profile" in kinds:
+        raise UsageError("FlopReports and ProfileReports cannot be compared here; compare AnalysisReports")
     if "scaling" in kinds:
         raise UsageError("scaling reports cannot be compared here; compare AnalysisReports or MemoryReports")
     if kinds.count("memory") == 1:

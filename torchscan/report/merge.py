@@ -23,7 +23,6 @@ from torchscan.report.schema import (
     metric_result,
 )
 from torchscan.report.validate import (
-    flop_shaped,
     report_kind,
     validate_analysis_report,
     validate_benchmark_report,
@@ -49,7 +48,7 @@ def _kind(report: Any, index: int) -> str:
     if "layers" in report:
         validate_analysis_report(report, where)
         return "analysis"
-    if kind == "analysis" and flop_shaped(report):
+    if kind == "flop":
         validate_flop_report(report, where)
         return "flop"
     raise ValueError(f"{where} is not a FlopReport, AnalysisReport or BenchmarkReport")

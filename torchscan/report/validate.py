@@ -29,6 +29,7 @@ from torchscan.report.validate_benchmark import (
     latency_change_label,
     validate_benchmark_comparison,
     validate_benchmark_report,
+    validate_profile_report,
 )
 from torchscan.report.validate_core import (
     MAX_DEPTH,
@@ -49,7 +50,7 @@ from torchscan.report.validate_core import (
 from torchscan.report.validate_generation import validate_generation_report
 from torchscan.report.validate_memory import validate_memory_report
 from torchscan.report.validate_merged import check_context_distributed
-from torchscan.report.validate_operators import check_phases, validate_operator_report
+from torchscan.report.validate_operators import check_phases, validate_flop_report, validate_operator_report
 from torchscan.report.validate_scaling import validate_scaling_report
 from torchscan.report.validate_tokens import check_token_dependencies
 from torchscan.report.validate_values import check_call_io, check_value_meta
@@ -227,16 +228,23 @@ def validate_analysis_report(report: Any, where: str = "report") -> None:
 
 def report_kind(report: Any) -> str:
     """Classify a report as ``analysis``, ``benchmark``, ``benchmark_comparison``, ``merged``,
-    ``generation``, ``memory`` or ``scaling``.
+    ``generation``, ``memory``, ``scaling``, ``flop`` or ``profile``.
 
     (render.md 1.1; ``merged``: distributed.md 4; ``generation``: generation.md 2; ``memory``: memory.md 2;
-    ``scaling``: attention-and-scaling.md 2.)
+    ``scaling``: attention-and-scaling.md 2; ``flop`` (``measure_flops``) and ``profile``
+    (``profile_workload``): views-3.md 4.) Anything else is classified ``analysis``, whose
+    validation then names what is wrong.
     """
     if isinstance(report, Mapping):
         if report.get("report_type") in ("benchmark_comparison", "merged", "generation", "memory", "scaling"):
             return str(report["report_type"])
-        if isinstance(report.get("measurement"), Mapping) and "layers" not in report:
-            return "benchmark"
+        if "layers" not in report:
+            if isinstance(report.get("measurement"), Mapping):
+                return "benchmark"
+            if "by_operator" in report and "total" in report:
+                return "flop"
+            if isinstance(report.get("operators"), list) and "total" not in report:
+                return "profile"
     return "analysis"
 
 
@@ -268,6 +276,10 @@ def validate_report(report: Any) -> str:
         validate_scaling_report(report)
     elif kind == "benchmark":
         validate_benchmark_report(report)
+    elif kind == "flop":
+        validate_flop_report(report)
+    elif kind == "profile":
+        validate_profile_report(report)
     else:
         validate_analysis_report(report)
     return kind

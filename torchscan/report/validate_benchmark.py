@@ -48,16 +48,23 @@ COMPATIBLE_CONTEXT_KEYS = (
 
 
 def _check_profile(profile: Any, context: dict[str, Any], where: str) -> None:
+    """A BenchmarkReport's ``profile``: a valid ProfileReport on the timing report's device and torch."""
+    check_profile_report(profile, where)
+    profile_context = profile["context"]
+    for key in ("device", "torch_version"):
+        if profile_context.get(key) != context.get(key):
+            location = child(child(where, "context"), key)
+            raise fail(location, f"profile {key} differs from the timing report")
+
+
+def check_profile_report(profile: Any, where: str) -> None:
+    """Check one ProfileReport object (standalone or inside a BenchmarkReport)."""
     if not isinstance(profile, dict):
         raise fail(where, "must be a ProfileReport object")
     version = profile.get("schema_version")
     if type(version) is not int or version != 1:
         raise fail(child(where, "schema_version"), "profile schema_version must be the integer 1")
-    profile_context = require_object(profile, "context", where)
-    for key in ("device", "torch_version"):
-        if profile_context.get(key) != context.get(key):
-            location = child(child(where, "context"), key)
-            raise fail(location, f"profile {key} differs from the timing report")
+    require_object(profile, "context", where)
     check_diagnostics(require_list(profile, "diagnostics", where), child(where, "diagnostics"))
     for index, row in enumerate(require_list(profile, "operators", where)):
         location = child(child(where, "operators"), index)
@@ -75,6 +82,29 @@ def _check_profile(profile: Any, context: dict[str, Any], where: str) -> None:
         net = row.get("cpu_net_bytes")
         if isinstance(net, bool) or not isinstance(net, int):
             raise fail(child(location, "cpu_net_bytes"), "must be an integer")
+
+
+def validate_profile_report(report: Any, where: str = "report") -> None:
+    """Check a saved standalone ``ProfileReport`` (``profile_workload``; workloads.md 4).
+
+    Beyond :func:`check_profile_report`: the context's keys a page reads (``device``,
+    ``torch_version``, ``method`` strings; ``operator_groups``, ``limit`` counts;
+    ``device_time_supported`` a boolean), every string valid text, the tree JSON-only.
+    """
+    if not isinstance(report, dict):
+        raise fail(where, f"a ProfileReport must be an object, got {type(report).__name__}")
+    root = "" if where == "report" else where
+    check_json_tree(report, root)
+    check_profile_report(report, root)
+    context = report["context"]
+    location = child(root, "context")
+    for key in ("device", "torch_version", "method"):
+        require_string(context, key, location)
+    for key in ("operator_groups", "limit"):
+        if not is_count(context.get(key)):
+            raise fail(child(location, key), "must be a nonnegative integer")
+    if not isinstance(context.get("device_time_supported"), bool):
+        raise fail(child(location, "device_time_supported"), "must be a boolean")
 
 
 def validate_benchmark_report(report: Any, where: str = "report") -> None:

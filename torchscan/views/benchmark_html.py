@@ -10,30 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.html import asset
-from torchscan.views.html_appendix import badge_measure
+from torchscan.views.number_style import change, quantity
+from torchscan.views.page_parts import badge, context_table
+from torchscan.views.page_shell import STATIC_CSP, page
 from torchscan.views.strip_svg import comparison_section, latency_section
-from torchscan.views.text import duration, esc, human, human_delta, human_result, number, pretty_json
+from torchscan.views.text import esc, pretty_json
 from torchscan.views.workload_svg import phase_section, workload_roofline_section
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+CSP = STATIC_CSP
 TIMING_NOTE = (
     "Latency is the median of warmed block averages (each block covers many calls): it says nothing about "
     "single-request percentiles. First-call time covers one synchronised call, not model loading. Throughput "
     "is this process running calls back to back. Timing says nothing about FLOPs, memory or output quality."
 )
-
-
-def _page(title: str, body: str) -> str:
-    return (
-        "<!doctype html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        f"<title>{esc(title)}</title><style>{asset('explorer.css')}</style></head><body>"
-        f'<a class="skip" href="#main">Skip to the measurements</a><main id="main"><h1>{esc(title)}</h1>'
-        f"{body}</main></body></html>\n"
-    )
 
 
 # Rows people read first, then memory, then the figures divided by the stated peak (issue 23 item 5:
@@ -59,11 +48,8 @@ def ordered_totals(totals: Mapping[str, Any]) -> list[str]:
 
 
 def human_measure(result: Mapping[str, Any] | None) -> str:
-    """The status badge and the value in human units: ``complete 201.8 µs``, ``partial at least 3 GFLOPs``."""
-    if result is None or result["status"] == "unavailable":
-        return badge_measure(result)
-    status = result["status"]
-    return f'<span class="badge {esc(status)}">{esc(status)}</span> {esc(human_result(result))}'
+    """The status badge and the value in page units: ``complete 201.8 µs``, ``partial ≥ 3.000 GFLOPs …``."""
+    return badge(result)
 
 
 def _totals_table(report: Mapping[str, Any], caption: str) -> str:
@@ -82,11 +68,6 @@ def _totals_table(report: Mapping[str, Any], caption: str) -> str:
     )
 
 
-def _ms(seconds: float | None) -> str:
-    """Profiler seconds as ms/µs; a missing device time is ``Unavailable``, never 0."""
-    return "Unavailable" if seconds is None else duration(seconds)
-
-
 def _profile(report: Mapping[str, Any]) -> str:
     profile = report.get("profile")
     if profile is None:
@@ -94,12 +75,8 @@ def _profile(report: Mapping[str, Any]) -> str:
             '<section id="profile"><h2>Operator profile</h2>'
             "<p>No operator profile was supplied.</p></section>"
         )
-    rows = "".join(
-        f"<tr><td>{esc(row['operator'])}</td><td>{number(row['calls'])}</td>"
-        f"<td>{esc(pretty_json(row['input_shapes']))}</td><td>{_ms(row['cpu_self_seconds'])}</td>"
-        f"<td>{_ms(row['device_self_seconds'])}</td><td>{number(row['cpu_net_bytes'])}</td></tr>"
-        for row in profile["operators"]
-    )
+    from torchscan.views.profile_page import rows_table
+
     diagnostics = "".join(f"<li>{esc(d['code'])}: {esc(d['message'])}</li>" for d in profile["diagnostics"])
     return (
         '<section id="profile"><h2>Operator profile (separate instrumented pass)</h2>'
@@ -107,10 +84,9 @@ def _profile(report: Mapping[str, Any]) -> str:
         "latency; "
         "net bytes are allocations minus frees, not peaks. A hot operator promises no gain from changing "
         "it.</p>"
-        "<table><thead><tr><th>Operator</th><th>Calls</th><th>Input shapes</th><th>CPU self time</th>"
-        f"<th>Device self time</th><th>CPU net bytes</th></tr></thead><tbody>{rows}</tbody></table>"
+        f"{rows_table(profile)}"
         f"<ul>{diagnostics}</ul><details><summary>Profile context</summary>"
-        f"<pre>{esc(pretty_json(profile['context']))}</pre></details></section>"
+        f"{context_table(profile['context'], caption='Profile context')}</details></section>"
     )
 
 
@@ -133,14 +109,14 @@ def _hardware(report: Mapping[str, Any]) -> str:
     if facts is None:
         return ""
     stated = facts.get("memory_bandwidth_bytes_per_second")
-    bandwidth = f" · stated memory bandwidth {esc(human(stated, 'bytes/s'))}" if stated else ""
+    bandwidth = f" · stated memory bandwidth {esc(quantity(stated, 'bytes/s'))}" if stated else ""
     rows = "".join(
         f'<tr><th scope="row">{esc(label)}</th><td>{human_measure(report["totals"].get(name))}</td></tr>'
         for name, label in HARDWARE_ROWS.items()
     )
     return (
         f'<section id="hardware"><h2>Utilization of the stated hardware: {esc(facts["name"])}</h2>'
-        f"<p>Stated peak: {esc(human(facts['peak_flops_per_second'], 'FLOPs/s'))}{bandwidth}</p>"
+        f"<p>Stated peak: {esc(quantity(facts['peak_flops_per_second'], 'FLOPs/s'))}{bandwidth}</p>"
         "<table><thead><tr><th>Figure</th><th>Value (with its status)</th></tr></thead>"
         f"<tbody>{rows}</tbody></table><p class=note>{esc(HARDWARE_NOTE)}</p>"
         f"{workload_roofline_section(report)}</section>"
@@ -203,7 +179,8 @@ def _extras(report: Mapping[str, Any]) -> str:
 def _evidence(report: Mapping[str, Any], label: str) -> str:
     return (
         f"<details><summary>Inputs and hardware{label}</summary>"
-        f"<pre>{esc(pretty_json({'inputs': report['inputs'], 'context': report['context']}))}</pre></details>"
+        f"<pre>{esc(pretty_json({'inputs': report['inputs']}))}</pre>"
+        f"{context_table(report['context'], caption='Measurement context' + label)}</details>"
         "<details><summary>Raw timing "
         f"blocks{label}</summary><pre>{esc(pretty_json(report['measurement']))}</pre>"
         "</details>"
@@ -220,7 +197,7 @@ def render_benchmark(report: Mapping[str, Any], *, title: str) -> str:
         f"</p>{_totals_table(report, 'Timing and memory')}<p class=note>{esc(TIMING_NOTE)}</p>"
         f"{latency_section(report)}{_profile(report)}{_extras(report)}{_evidence(report, '')}"
     )
-    return _page(title, body)
+    return page(title, body)
 
 
 def _change(entry: Mapping[str, Any]) -> str:
@@ -229,7 +206,7 @@ def _change(entry: Mapping[str, Any]) -> str:
         return "Unavailable"
     unit = (entry.get("after") or {}).get("unit", "")
     before = (entry.get("before") or {}).get("value")
-    return human_delta(entry["delta"], unit, before)
+    return change(entry["delta"], unit, before)
 
 
 def render_benchmark_comparison(comparison: Mapping[str, Any], *, title: str) -> str:
@@ -249,9 +226,9 @@ def render_benchmark_comparison(comparison: Mapping[str, Any], *, title: str) ->
         for name, entry in ((key, comparison["totals"][key]) for key in ordered_totals(comparison["totals"]))
     )
     changes = "".join(
-        f'<tr><th scope="row">{esc(key)}</th><td>{esc(pretty_json(change["before"]))}</td>'
-        f"<td>{esc(pretty_json(change['after']))}</td></tr>"
-        for key, change in comparison["context_changes"].items()
+        f'<tr><th scope="row">{esc(key)}</th><td>{esc(pretty_json(setting["before"]))}</td>'
+        f"<td>{esc(pretty_json(setting['after']))}</td></tr>"
+        for key, setting in comparison["context_changes"].items()
     )
     label = comparison["latency_change"].replace("_", " ")
     body = (
@@ -276,4 +253,4 @@ def render_benchmark_comparison(comparison: Mapping[str, Any], *, title: str) ->
         + f"<p class=note>{esc(TIMING_NOTE)}</p><h2>Candidate profile</h2>{_profile(comparison['after'])}"
         f"{_evidence(comparison['before'], ' (baseline)')}{_evidence(comparison['after'], ' (candidate)')}"
     )
-    return _page(title, body)
+    return page(title, body)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from torchscan.views.row_values import is_called, is_covered, own_result
@@ -297,3 +297,54 @@ def benchmark_csv(report: Mapping[str, Any]) -> str:
                 ["context", key, _text(value) if isinstance(value, str) else value, None, None, None, None]
             )
     return _document(BENCHMARK_COLUMNS, rows)
+
+
+def _validate_memory(report: Any) -> None:
+    from torchscan.report.validate_memory import validate_memory_report
+
+    validate_memory_report(report)
+
+
+def _validate_flop(report: Any) -> None:
+    from torchscan.report.validate_operators import validate_flop_report
+
+    validate_flop_report(report)
+
+
+def _validate_analysis(report: Any) -> None:
+    from torchscan.report.validate import validate_analysis_report
+
+    validate_analysis_report(report)
+
+
+def _validate_benchmark(report: Any) -> None:
+    from torchscan.report.validate import validate_benchmark_report
+
+    validate_benchmark_report(report)
+
+
+CSV_TABLES: dict[str, tuple[Callable[[Any], None], Callable[[Any], str]]] = {
+    "analysis": (_validate_analysis, analysis_csv),
+    "flop": (_validate_flop, flop_csv),
+    "memory": (_validate_memory, memory_csv),
+    "benchmark": (_validate_benchmark, benchmark_csv),
+}
+"""Report kind -> (its validator, its CSV table): the kinds that have a table (views-3.md 3)."""
+
+
+def render_csv(kind: str, report: Any, *, before: Any = None, metric: Any = None) -> str:
+    """The CSV table of a validated report of ``kind``; ``ValueError`` for a kind without one, or for
+    ``before=``/``metric=`` (a table holds one whole report)."""
+    if kind not in CSV_TABLES:
+        accepted = ", ".join(CSV_TABLES)
+        raise ValueError(
+            f"format 'csv' is not available for a {kind.replace('_', ' ')} report; use 'html' or 'svg' "
+            f"(CSV tables: {accepted} reports)"
+        )
+    if before is not None:
+        raise ValueError("before= is not available for CSV: a CSV table holds one report")
+    if metric is not None:
+        raise ValueError("metric= selects a view of HTML or SVG; a CSV table holds every metric")
+    validate, table = CSV_TABLES[kind]
+    validate(report)
+    return table(report)

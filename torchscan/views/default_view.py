@@ -6,13 +6,25 @@ operator counts per call; opening on the view with the fewest gaps shows where t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEW_TOTALS, call_value, parent_of
 from torchscan.views.row_values import is_called
 
 STATUS_RANK = {"complete": 2, "partial": 1, "unavailable": 0}
+
+
+def containers(paths: Iterable[str]) -> set[str]:
+    """Every proper ancestor of ``paths``: a call with any descendant call is a container, also when
+    the modules between them never ran (the root of ``blocks.0`` when ``blocks`` is a ModuleList)."""
+    found: set[str] = set()
+    for path in paths:
+        parent = parent_of(path)
+        while parent is not None and parent not in found:
+            found.add(parent)
+            parent = parent_of(parent)
+    return found
 
 
 def most_complete_view(report: Mapping[str, Any]) -> str:
@@ -26,7 +38,7 @@ def most_complete_view(report: Mapping[str, Any]) -> str:
     attributed-parameters view. "Most complete" says nothing about accuracy.
     """
     layers = report["layers"]
-    parents = {parent_of(layer["path"]) for layer in layers}
+    parents = containers(layer["path"] for layer in layers)
     best: tuple[tuple[int, float], str] | None = None
     known = False
     for view in COMPUTE_VIEWS:

@@ -12,6 +12,7 @@ from typing import Any
 
 from torchscan.views.diagnostic_groups import (
     DiagnosticGroup,
+    DiagnosticSummary,
     escape_control,
     informational_line,
     metric_label,
@@ -58,6 +59,15 @@ def _informational(summary: Any, node_ids: Mapping[str, str]) -> str:
     )
 
 
+def diagnostics_heading(summary: DiagnosticSummary) -> str:
+    """``Diagnostics: 3 in 2 groups`` or ``Diagnostics: 0 about requested metrics``: the count the
+    explorer and the SVG snapshot both state (diagnostics about requested metrics only)."""
+    groups = summary["groups"]
+    if not groups:
+        return "Diagnostics: 0 about requested metrics"
+    return f"Diagnostics: {number(summary['count'])} in {len(groups)} group{'s' if len(groups) != 1 else ''}"
+
+
 def diagnostic_groups_section(report: Mapping[str, Any], node_ids: Mapping[str, str]) -> str:
     """Visible summary of the report's diagnostics, one row per (code, subject) group with its metric.
 
@@ -85,12 +95,7 @@ def diagnostic_groups_section(report: Mapping[str, Any], node_ids: Mapping[str, 
             f"<details><summary>{len(rest)} more group{'s' if len(rest) != 1 else ''} ({number(count)} "
             f"diagnostics)</summary>{_table(rest, node_ids)}</details>"
         )
-    total = summary["count"]
-    heading = (
-        f"Diagnostics: {number(total)} in {len(groups)} group{'s' if len(groups) != 1 else ''}"
-        if groups
-        else "Diagnostics: 0 about requested metrics"
-    )
+    heading = diagnostics_heading(summary)
     return (
         f'<section id="diagnostic-groups" class="diagnostic-groups"><h2>{heading}</h2>{table}{more}'
         f"{informational}</section>"

@@ -45,6 +45,18 @@ def shape_text(meta: Any) -> str:
     return str(kind)
 
 
+def input_line(report: Mapping[str, Any]) -> str:
+    """The inputs' shapes in one line: positionals, then keyword inputs by name (``none`` if none)."""
+    inputs = report["inputs"]
+    args = inputs.get("args") if isinstance(inputs.get("args"), list) else []
+    kwargs = inputs.get("kwargs") if isinstance(inputs.get("kwargs"), Mapping) else {}
+    # transformers models are called with keyword inputs only: list them, named, after the positionals
+    parts = [shape_text(arg) for arg in args] + [
+        f"{name}={shape_text(meta)}" for name, meta in kwargs.items()
+    ]
+    return ", ".join(parts) or "none"
+
+
 def call_shapes(layer: Mapping[str, Any]) -> str:
     """``[1, 4] → [1, 8]`` for one call's positional inputs and output."""
     args = layer["input"].get("args")

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.benchmark_html import CSP
 from torchscan.views.generation_svg import generation_svg
-from torchscan.views.html import asset
-from torchscan.views.html_appendix import badge_measure
+from torchscan.views.number_style import measure, not_applicable, quantity, share
+from torchscan.views.page_parts import badge, context_table
+from torchscan.views.page_shell import page
 from torchscan.views.strip_svg import NOISY_RATIO, quantile
 from torchscan.views.text import compact, duration, esc, number
 
@@ -29,9 +29,9 @@ NOTE = (
 
 
 def short(result: Mapping[str, Any] | None) -> str:
-    """``1.23M``, ``≥ 7`` (a lower bound), ``n/a`` (not applicable) or ``unknown``, for tables."""
-    if result is not None and result["method"] == "not_applicable":
-        return "n/a"  # e.g. attention K/V bytes of a model without attention: nothing was owed
+    """``1.23M``, ``≥ 7`` (a lower bound), ``n/a`` (does not apply) or ``unknown``, for terminal tables."""
+    if not_applicable(result):
+        return "n/a"
     if result is None or result["known_value"] is None:
         return "unknown"
     shown = compact(result["known_value"])
@@ -76,18 +76,28 @@ def step_table_text(report: Mapping[str, Any]) -> str:
 
 def _step_table(report: Mapping[str, Any]) -> str:
     hardware = "hardware" in report["context"]
-    head = ROW_HEADER + (["intensity (FLOPs/byte)", "roofline"] if hardware else [])
+    head = ROW_HEADER + (["intensity", "roofline"] if hardware else [])
     body = []
-    for step, row in zip(report["steps"], step_rows(report), strict=True):
-        cells = row + (
-            [short(step["arithmetic_intensity"]), _seconds(step["roofline_seconds"])] if hardware else []
-        )
+    for step in report["steps"]:
+        cells = [
+            str(step["index"]),
+            step["phase"],
+            _count(step["context_tokens"]),
+            measure(step["flops"]),
+            measure(step["operator_bytes"]),
+            measure(step["attention_kv_bytes"]),
+            _bound(step),
+        ]
+        if hardware:
+            cells += [measure(step["arithmetic_intensity"]), measure(step["roofline_seconds"])]
         body.append("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in cells) + "</tr>")
     return (
-        "<table><caption>Steps (one per top-level model call)</caption><thead><tr>"
+        '<table id="steps"><caption>Steps (one per top-level model call)</caption><thead><tr>'
         + "".join(f"<th>{esc(name)}</th>" for name in head)
         + f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
-        "<p class=note>≥ marks a lower bound (partial); unknown marks an unavailable value, never zero.</p>"
+        "<p class=note>≥ marks a lower bound (partial); unknown marks an unavailable value, never zero; "
+        "not applicable marks a metric the step has no part in (K/V bytes of a model that ran no "
+        "attention).</p>"
     )
 
 
@@ -104,7 +114,7 @@ def _totals(report: Mapping[str, Any]) -> str:
         for name in ("flops", "operator_bytes", "attention_kv_bytes"):
             result = report[part][name]
             rows.append(
-                f'<tr><th scope="row">{esc(part)}</th><td>{esc(name)}</td><td>{badge_measure(result)}</td>'
+                f'<tr><th scope="row">{esc(part)}</th><td>{esc(name)}</td><td>{badge(result)}</td>'
                 f"<td>{esc(result['method'])}</td></tr>"
             )
     return (
@@ -116,15 +126,23 @@ def _totals(report: Mapping[str, Any]) -> str:
 def _fit(report: Mapping[str, Any]) -> str:
     items = []
     for name, fit in report["decode_fit"].items():
-        if fit is None:
+        unit = "FLOPs" if name == "flops" else "bytes"
+        decode = [step[name] for step in report["steps"] if step["phase"] == "decode"]
+        if fit is None and decode and all(not_applicable(result) for result in decode):
+            items.append(f"<li>{esc(name)}: not applicable (the decode steps ran no attention)</li>")
+        elif fit is None:
             items.append(f"<li>{esc(name)}: unavailable (see diagnostics)</li>")
         else:
             items.append(
-                f"<li>{esc(name)} ≈ {esc(number(fit['intercept']))} + {esc(number(fit['slope']))} × "
-                "context tokens "
-                f"(largest residual {esc(number(fit['max_residual']))})</li>"
+                f"<li>{esc(name)} ≈ {esc(quantity(fit['intercept'], unit))} + "
+                f"{esc(quantity(fit['slope'], unit))} × context tokens (largest residual "
+                f"{esc(quantity(fit['max_residual'], unit))})</li>"
             )
-    return f"<h2>Decode fit (least squares over decode steps)</h2><ul>{''.join(items)}</ul>"
+    return (
+        "<h2>Decode fit (least squares over decode steps)</h2>"
+        f"<ul>{''.join(items)}</ul><p class=note>Drawn as a dashed line through the decode steps above, "
+        "with each step's residual (step minus line) in the strip below it.</p>"
+    )
 
 
 def noisy_words(seconds: list[float]) -> str:
@@ -136,8 +154,8 @@ def noisy_words(seconds: list[float]) -> str:
     if middle <= 0 or spread / middle <= NOISY_RATIO:
         return ""
     return (
-        f"noisy: the IQR of the decode step times is {spread / middle:.0%} of their median (above "
-        f"{NOISY_RATIO:.0%}); this describes the spread of one run, not a significance test"
+        f"noisy: the IQR of the decode step times is {share(spread / middle)} of their median (above "
+        f"{share(NOISY_RATIO)}); this describes the spread of one run, not a significance test"
     )
 
 
@@ -146,7 +164,7 @@ def _timing(report: Mapping[str, Any]) -> str:
         return ""
     timing = report["timing"]
     rows = "".join(
-        f'<tr><th scope="row">{esc(name)}</th><td>{badge_measure(timing[name])}</td>'
+        f'<tr><th scope="row">{esc(name)}</th><td>{badge(timing[name])}</td>'
         f"<td>{esc(timing[name]['scope'])}</td></tr>"
         for name in ("time_to_first_token", "decode_step_mean", "decode_step_iqr")
     )
@@ -168,31 +186,16 @@ def _diagnostics(report: Mapping[str, Any]) -> str:
     return f"<h2>Diagnostics</h2><ul>{items}</ul>" if items else ""
 
 
-def _context(report: Mapping[str, Any]) -> str:
-    context = report["context"]
-    keys = [key for key in context if key != "hardware"]
-    rows = "".join(f'<tr><th scope="row">{esc(key)}</th><td>{esc(context[key])}</td></tr>' for key in keys)
-    if "hardware" in context:
-        rows += f'<tr><th scope="row">hardware (stated)</th><td>{esc(context["hardware"])}</td></tr>'
-    return f"<table><caption>Context</caption><tbody>{rows}</tbody></table>"
-
-
 def render_generation(report: Mapping[str, Any], *, title: str) -> str:
-    """The HTML page of a validated GenerationReport."""
+    """The HTML page of a validated GenerationReport (``title`` is its title and heading)."""
     body = (
-        f"<figure>{generation_svg(report)}<figcaption>Per-step operator FLOPs and bytes against context "
-        "length; the square is the prefill.</figcaption></figure>"
+        f"<figure>{generation_svg(report)}<figcaption>Per-step operator FLOPs and bytes "
+        "against context length, each on its own axis; the decode fits with their residuals; the "
+        "timed steps when measured. The square is the prefill.</figcaption></figure>"
         f"{_step_table(report)}{_totals(report)}{_fit(report)}{_timing(report)}{_diagnostics(report)}"
-        f"{_context(report)}<p class=note>{esc(NOTE)}</p>"
+        f"{context_table(report['context'])}<p class=note>{esc(NOTE)}</p>"
     )
-    return (
-        "<!doctype html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        f"<title>{esc(title)}</title><style>{asset('explorer.css')}</style></head><body>"
-        f'<main id="main"><h1>{esc(title)}</h1>{body}</main></body></html>\n'
-    )
+    return page(title, body, css="figure svg { max-width: 100%; height: auto; }")
 
 
 def _fit_words(fit: Mapping[str, Any] | None) -> str:

@@ -17,6 +17,7 @@ from torchscan.views.delta_words import relative
 from torchscan.views.geometry_layout import icicle_layout
 from torchscan.views.row_values import NOT_CALLED_TEXT, is_called
 from torchscan.views.text import delta_text, long_text, path_label
+from torchscan.views.tile_text import value_hidden
 from torchscan.views.tree_order import all_paths, call_ordered, first_calls, parent_of
 
 VIEWS = ("module_flops", "operator_flops", "macs", "dmas", "parameters", "parameter_bytes")
@@ -54,7 +55,6 @@ PARAMETER_METHOD = "pytorch_shared_tensor_deduplication"
 UNRECORDED_METHOD = "no_recorded_measurement"
 SUBTOTAL_METHOD = "derived_recorded_subtotal"
 SUBTOTAL_SCOPE = "observed_subtree"
-SMALL_WIDTH = 0.025
 NOT_CALLED_DISPLAY = "not called · the module never ran as a module call; no own value"
 
 Result = dict[str, Any]
@@ -350,7 +350,9 @@ def build_group(
         rail = []
         if any(r["status"] != "complete" for r in node["_own"] + node["_before_own"]):
             rail.append("unknown")
-        if not structure and node["_weight"] > 0 and node["width"] < SMALL_WIDTH:
+        # "Too small to label": a drawn tile with no room for any value text (tile_text.py), so the
+        # rail's count is exactly the tiles whose value the map cannot show.
+        if not structure and not rail and node["width"] > 0 and value_hidden("known", node, root["subtotal"]):
             rail.append("small")
         own_all = node["_own"] + node["_before_own"]
         leaf = not hierarchy.children[path]

@@ -9,20 +9,20 @@ is a constant package file whose SHA-256 is the only script the Content-Security
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Mapping, Sequence
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from torchscan.views.diagnostic_html import diagnostic_groups_section
 from torchscan.views.embed import encode
-from torchscan.views.evidence import build_data, shape_text
+from torchscan.views.evidence import build_data, input_line
 from torchscan.views.geometry import COMPUTE_VIEWS, VIEWS
 from torchscan.views.html_appendix import appendix, badge_measure
 from torchscan.views.map_svg import BAR_KEY, calls_text, draw_map
 from torchscan.views.method_note import method_note
+from torchscan.views.number_style import share
+from torchscan.views.page_parts import badge, exact
+from torchscan.views.page_shell import asset, script_csp
 from torchscan.views.panel_data import RAIL_WORDS, card_change
 from torchscan.views.roofline_svg import roofline_section
 from torchscan.views.text import esc, path_label, script_json
@@ -40,18 +40,21 @@ BAR_LEGEND = (
     '<p class="bar-legend"><span class="swatch bar-before"></span> before (baseline) '
     f'<span class="swatch bar-after"></span> after · {BAR_KEY}</p>'
 )
+# The search box (views-3.md 6): disabled in markup like the toolbar; the script enables it, fills
+# its suggestions with every module path of the report and jumps to the path typed.
+SEARCH = (
+    '<div class="module-search" role="search"><label for="module-search">Find a module path</label> '
+    '<input type="search" id="module-search" list="module-paths" autocomplete="off" spellcheck="false" '
+    'placeholder="e.g. layer3.0.conv1 (Enter jumps to it)" disabled>'
+    '<datalist id="module-paths"></datalist> <span id="module-search-status" class="note" role="status" '
+    'aria-live="polite"></span></div>'
+)
 # Diagnostics about a metric nobody asked for (issue 23 item 1) are listed apart, never as warnings.
 INFORMATIONAL_HEADING = "Not requested (informational)"
 LAZY_NOTE = (
     "This view is drawn by the page's script when selected, to keep large reports small. Without "
     "script, the appendix below holds every value: the module hierarchy and each call's exact evidence."
 )
-
-
-@cache
-def asset(name: str) -> str:
-    """Text of a packaged CSS/JS asset."""
-    return resources.files("torchscan.views").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 @cache
@@ -62,11 +65,7 @@ def explorer_script() -> str:
 
 def content_security_policy(script: str) -> str:
     """The explorer's CSP: nothing external, only the packaged script by hash (render.md 3.8)."""
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    return (
-        f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
-        "base-uri 'none'; form-action 'none'"
-    )
+    return script_csp(script)
 
 
 def _card(
@@ -83,9 +82,10 @@ def _card(
     comparison = ""
     if change is not None:
         comparison = f'<p class="card-change">{esc(card_change(change))}</p>'
+    exact_line = f'<p class="card-exact">Exact: {esc(exact(value))}</p>' if value is not None else ""
     return (
-        f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge_measure(value)}</p>'
-        f"{comparison}"
+        f'<div class="card"><h2>{esc(title)}</h2><p class="metric-value">{badge(value)}</p>'
+        f"{exact_line}{comparison}"
         f'<p class="card-method">Method: {method}</p><p class="card-note">{esc(note)}</p></div>'
     )
 
@@ -93,13 +93,7 @@ def _card(
 def _context_line(report: Mapping[str, Any]) -> str:
     context = report["context"]
     inputs = report["inputs"]
-    args = inputs.get("args") if isinstance(inputs.get("args"), list) else []
-    kwargs = inputs.get("kwargs") if isinstance(inputs.get("kwargs"), Mapping) else {}
-    # transformers models are called with keyword inputs only: list them, named, after the positionals
-    parts = [shape_text(arg) for arg in args] + [
-        f"{name}={shape_text(meta)}" for name, meta in kwargs.items()
-    ]
-    shapes = ", ".join(parts) or "none"
+    shapes = input_line(report)
     devices = ", ".join(context.get("devices", [])) or "unknown"
     dtypes = ", ".join(context.get("dtypes", [])) or "unknown"
     mode = context.get("analysis_mode", "full")
@@ -123,8 +117,8 @@ def _rail(group: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> s
             f'href="#module-{node["id"]}"><span class="rail-path">{esc(path_label(node["path"]))}</span>'
             f'<span class="rail-kind">{esc(RAIL_WORDS[card["kind"]])}</span>'
             f'<span class="rail-value">{esc(card["text"])}</span>'
-            f'<span class="rail-note">{esc(card["note"])} · deliberately unscaled, not sized by '
-            "cost</span></a>"
+            + (f'<span class="rail-note">{esc(card["note"])}</span>' if card["note"] else "")
+            + "</a>"
         )
     counts = {kind: sum(card["kind"] == kind for card in group["rails"]) for kind in RAIL_WORDS}
     kinds = ", ".join(f"{n} {RAIL_WORDS[kind]}" for kind, n in counts.items() if n)
@@ -132,7 +126,7 @@ def _rail(group: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> s
     return (
         f'<div class="rail-group" data-group-id="{group["id"]}"><details class="rail-list"{opened}>'
         f"<summary>{esc(group['label'])}: {len(cards)} module{'s' if len(cards) != 1 else ''} the map "
-        f"cannot size ({kinds})</summary>"
+        f"cannot size ({kinds}; cards are deliberately unscaled, not sized by cost)</summary>"
         f'<div class="rail-cards">{"".join(cards)}</div></details></div>'
     )
 
@@ -168,7 +162,7 @@ def _ranking(group: Mapping[str, Any], view: str, total: Mapping[str, Any] | Non
         f"<tbody>{''.join(rows) or EMPTY_RANKING}</tbody></table>"
     )
     return (
-        f'<div class="ranking-group"><p>Authoritative model total: {badge_measure(total)}</p>{table}'
+        f'<div class="ranking-group"><p>Authoritative model total: {badge(total, with_exact=True)}</p>{table}'
         f"<details><summary>Unranked incomplete or absent measurements ({len(unranked)})</summary>"
         f"<ul>{missing}</ul></details></div>"
     )
@@ -259,7 +253,7 @@ def inspector(data: Mapping[str, Any], view: str, group: Mapping[str, Any], node
         bar = ""
         if call["in_group"] and call["result"]["status"] == "complete":
             fraction = call["result"]["value"] / largest if largest else 0
-            bar = f' <progress max="1" value="{fraction:.6f}">{fraction:.0%}</progress>'
+            bar = f' <progress max="1" value="{fraction:.6f}">{share(fraction)}</progress>'
         extra = f"<br>{esc(call['attribution'])}" if "attribution" in call else ""
         parts.append(
             f'<div class="call-card"><a href="#call-{call["index"]}">{esc(call["label"])}</a><br>'
@@ -341,7 +335,7 @@ def _panel(data: Mapping[str, Any], view: str, lazy: bool) -> str:
         "the known recorded value of a module and its descendants within one method group; hatched tiles "
         "are lower "
         "bounds and grey tiles are unknown or unscaled.</p>"
-        f"<p>Authoritative model total: {badge_measure(view_map['total'])}{delta}</p>"
+        f"<p>Authoritative model total: {badge(view_map['total'], with_exact=True)}{delta}</p>"
         '<div class="toolbar" role="toolbar" aria-label="Map controls">'
         '<button type="button" data-action="collapse" disabled>Collapse branch</button>'
         '<button type="button" data-action="zoom" disabled>Zoom into branch</button>'
@@ -420,7 +414,7 @@ def render_explorer(
         f'<section class="cards" aria-label="Model totals">{cards}</section>'
         f"{notes}"
         '<fieldset class="views"><legend>Metric view</legend>'
-        f"{radios}{panels}</fieldset>"
+        f"{radios}{SEARCH}{panels}</fieldset>"
         f"{roofline_section(report)}"  # only with context.hardware (training-and-hardware.md 3)
         f"{appendix(data, report, before)}"
         f'<script id="torchscan-data" type="application/json">{script_json(encode(data))}</script></main>'

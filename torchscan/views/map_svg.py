@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.delta_words import short_delta, short_text
+from torchscan.views.delta_words import short_delta
 from torchscan.views.geometry import NO_CONTRIBUTION
 from torchscan.views.text import esc, long_text, neutral
+from torchscan.views.tile_text import candidates, fit_label, fit_value, value_text
 
 CANVAS = 900
 INNER = 892
@@ -108,7 +109,7 @@ def describe(group: Mapping[str, Any], node: Mapping[str, Any], types: str = "")
 
 
 def tile_delta(group: Mapping[str, Any], node: Mapping[str, Any]) -> str:
-    """A tile's change line: ``Δ -11.2G FLOPs (-50.0%) · complete``, or why there is none.
+    """A tile's change line: ``Δ -11.20 GFLOPs (-50.0 %) · complete``, or why there is none.
 
     The delta is the branch's subtotal after minus before (a removed branch reads -before, an added
     one +after); "delta unknown" is left for a side that is not complete or not comparable.
@@ -122,11 +123,14 @@ def tile_delta(group: Mapping[str, Any], node: Mapping[str, Any]) -> str:
     return "delta unknown"
 
 
-def _fit(text: str, pixels: float) -> str:
-    limit = int((pixels - 8) / 6.6)
-    if limit < 5 and len(text) > limit:
-        return ""  # a two-letter stump reads worse than the tooltip, rail and inspector
-    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
+def delta_candidates(text: str) -> list[str]:
+    """A tile's change line, then shorter forms: without ``· complete``, then without the share.
+
+    explorer.js ``deltaCandidates`` applies the same rule when zooming.
+    """
+    shorter = text.removesuffix(" · complete")
+    candidates = [text, shorter, shorter.split(" (")[0]]
+    return list(dict.fromkeys(candidates))
 
 
 def _fill(group: Mapping[str, Any], node: Mapping[str, Any]) -> str:
@@ -137,28 +141,29 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
     """What a tile draws, precomputed once so the page's script draws lazily with identical geometry.
 
     ``None`` when the node has no rectangle (zero width on a known-scale map: reached via the rail).
-    Texts are already fitted to the tile; bars are pixel lengths on the group's common scale.
+    Texts are already fitted to the tile (tile_text.py); ``full`` keeps the unfitted value and change
+    lines so the script fits them again when zooming, with the same rule (only when a text was cut
+    or shortened: otherwise a wider tile shows the same; the script words the label itself, as
+    :func:`node_label`). Bars are pixel lengths on the group's common scale.
     """
     if node["width"] <= 0 and group["scale"] == "known":
         return None
     x, y, w, h = tile_box(group, node["x"], node["width"], node["depth"])
     pixels = float(w)
     fill = _fill(group, node)
-    value = "structural · unscaled" if group["scale"] == "structure" else short_text(node["subtotal"])
-    if node["covered"]:
-        value = "covered · " + value
-    elif node.get("not_called"):
-        value = "not called" if node["subtotal"]["known_value"] is None else "not called · " + value
+    label = node_label(node)
+    value = value_text(group["scale"], node, group["nodes"][0]["subtotal"])
     drawing: dict[str, Any] = {
         "box": [x, y, w, h],
         "fill": fill,
         "ink": "#ffffff" if fill in PALETTE[:3] else "#111111",
         "hatched": group["scale"] == "known" and node["status"] == "partial",
-        "label": _fit(node_label(node), pixels),
-        "value": _fit(value, pixels),
+        "label": fit_label(label, pixels),
+        "value": fit_value(candidates(value), pixels),
         "bars": None,
         "delta": "",
         "own": None,
+        "full": [value, ""],
     }
     if group["comparison"]:
         scale = INNER / (group["layout_total"] or 1) if group["scale"] == "known" else 0.0
@@ -166,9 +171,16 @@ def tile_drawing(group: Mapping[str, Any], node: Mapping[str, Any]) -> dict[str,
             f"{min(known * scale, pixels) if scale else 0.0:.3f}"
             for known in (node["before_known"], node["known"])
         ]
-        drawing["delta"] = _fit(tile_delta(group, node), pixels)
+        delta = tile_delta(group, node)
+        drawing["delta"] = fit_value(delta_candidates(delta), pixels)  # a change is never cut into a stump
+        drawing["full"][1] = delta
     if node["children"] and node["direct_width"] > 0:
         drawing["own"] = list(tile_box(group, node["direct_x"], node["direct_width"], node["depth"] + 1))
+    full = drawing["full"]
+    if drawing["label"] == label and drawing["value"] == full[0] and drawing["delta"] == full[1]:
+        del drawing["full"]  # every text fits whole, so a wider (zoomed) tile shows the same: not embedded
+    elif not full[1]:
+        drawing["full"] = full[0]  # no change line: the value line alone (shorter in the embedded data)
     return drawing
 
 

@@ -10,9 +10,9 @@ from torchscan.report.validate import report_kind
 def render_memory_report(report: Any, before: Any, *, format: str, title: str) -> str:
     """Validate ``report`` (and ``before``) as MemoryReports and render them; ``ValueError`` otherwise.
 
-    ``format="svg"`` draws the timeline of ``report`` alone (``before=`` is refused there: one figure
-    shows one run); ``format="html"`` is the page, with the per-category deltas when ``before`` is
-    given. A MemoryReport is never mixed with another report kind.
+    ``format="svg"`` draws the timeline of ``report`` (with ``before``, both runs one above the other on
+    one bytes axis); ``format="html"`` is the page, with both timelines and the per-category deltas
+    when ``before`` is given. A MemoryReport is never mixed with another report kind.
     """
     from torchscan.report.validate_memory import validate_memory_report
 
@@ -24,12 +24,15 @@ def render_memory_report(report: Any, before: Any, *, format: str, title: str) -
     if before is not None and report_kind(before) != "memory":
         raise ValueError("before= must be a MemoryReport when report is a MemoryReport")
     if format == "svg":
-        if before is not None:
-            raise ValueError("before= is not available for the SVG of a MemoryReport; use format='html'")
-        validate_memory_report(report)
-        from torchscan.views.memory_svg import timeline_svg
+        from torchscan.views.memory_svg import comparison_svg, timeline_svg
 
-        return timeline_svg(report, title=title)
+        if before is None:
+            validate_memory_report(report)
+            return timeline_svg(report, title=title)
+        from torchscan.report.memory_diff import compare_memory_reports
+
+        compare_memory_reports(before, report)  # validates both, as the HTML comparison does
+        return comparison_svg(before, report, title=title)
     from torchscan.views.memory_html import render_memory
 
     if before is None:

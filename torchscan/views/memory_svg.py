@@ -22,11 +22,10 @@ from torchscan.views.memory_text import (
     CATEGORY_COLOURS,
     CATEGORY_LABELS,
     call_label,
-    human_bytes,
     phase_label,
     place_text,
-    status_bytes_text,
 )
+from torchscan.views.number_style import quantity, status_measure
 from torchscan.views.text import esc, number
 
 WIDTH = 900
@@ -35,7 +34,8 @@ STRIP_TOP, STRIP_HEIGHT = 66.0, 18.0
 PLOT_TOP, PLOT_BOTTOM = 92.0, 352.0
 LEGEND_TOP = 400.0
 LEGEND_ROW = 20.0
-HATCH_ID = "memory-hatch"
+HEIGHT = LEGEND_TOP + 7 * LEGEND_ROW + 12  # seven categories in the legend
+TICKS = 5  # event ticks along the x axis; the page's script rewrites them when zooming
 PHASE_FILLS = {"forward": "#eef3f8", "backward": "#f8efe8", "optimizer": "#f1ecf6", "recompute": "#eaf5ef"}
 NO_PHASE_FILL = "#f6f6f6"
 
@@ -82,7 +82,7 @@ def _xs(points: Sequence[Mapping[str, Any]], scale: _Scale) -> list[float]:
 
 
 def _bands(
-    points: Sequence[Mapping[str, Any]], drawn: Sequence[str], partial: set[str], scale: _Scale
+    points: Sequence[Mapping[str, Any]], drawn: Sequence[str], partial: set[str], scale: _Scale, hatch: str
 ) -> str:
     """One closed path per drawn category between its lower and upper cumulative lines."""
     values = points if len(points) > 1 else [points[0], points[0]]
@@ -100,19 +100,24 @@ def _bands(
             label = esc(CATEGORY_LABELS[name])
             parts.append(
                 f'<path data-category="{name}" d="{shape}" fill="{CATEGORY_COLOURS[name]}" '
-                f'stroke="#333333" stroke-width="0.4"><title>{label}</title></path>'
+                f'stroke="#333333" stroke-width="0.4" vector-effect="non-scaling-stroke"><title>{label}'
+                "</title></path>"
             )
             if name in partial:  # a lower bound: hatched, so it never reads as the full value
                 parts.append(
-                    f'<path data-category-overlay="{name}" d="{shape}" fill="url(#{HATCH_ID})">'
+                    f'<path data-category-overlay="{name}" d="{shape}" fill="url(#{hatch})">'
                     f"<title>{label}: a lower bound (partial)</title></path>"
                 )
         below = above
     return "".join(parts)
 
 
-def _phase_strip(points: Sequence[Mapping[str, Any]], scale: _Scale) -> str:
-    """Consecutive points of one phase make one labelled segment of the strip above the plot."""
+def _phase_strip(points: Sequence[Mapping[str, Any]], scale: _Scale) -> tuple[str, str]:
+    """Consecutive points of one phase make one segment of the strip above the plot.
+
+    Returns the segments (zoomable) and their names (hidden by the page's script while zoomed, so a
+    stretched strip never carries misplaced words).
+    """
     xs = _xs(points, scale)
     phases = [point["phase"] for point in points] if len(points) > 1 else [points[0]["phase"]] * 2
     runs: list[tuple[str | None, int, int]] = []
@@ -121,25 +126,26 @@ def _phase_strip(points: Sequence[Mapping[str, Any]], scale: _Scale) -> str:
             runs[-1] = (phase, runs[-1][1], index)
         else:
             runs.append((phase, index, index))
-    parts = []
+    segments, names = [], []
     for number_, (phase, start, end) in enumerate(runs):
         # A segment reaches half-way to its neighbours, so adjacent segments meet without overlap.
         left = PLOT_LEFT if start == 0 else (xs[start - 1] + xs[start]) / 2
         right = PLOT_RIGHT if end == len(xs) - 1 else (xs[end] + xs[end + 1]) / 2
         fill = PHASE_FILLS.get(phase or "", NO_PHASE_FILL)
         label = phase_label(phase)
-        parts.append(
+        segments.append(
             f'<g data-phase-segment="{number_}"><rect x="{_fmt(left)}" y="{_fmt(STRIP_TOP)}" '
             f'width="{_fmt(max(right - left, 0.0))}" height="{_fmt(STRIP_HEIGHT)}" fill="{fill}" '
-            f'stroke="#888888" stroke-width="0.5"><title>{esc(label)}</title></rect>'
+            f'stroke="#888888" stroke-width="0.5" vector-effect="non-scaling-stroke"><title>{esc(label)}'
+            "</title></rect></g>"
         )
         if right - left >= 8 * len(label) * 0.75:  # the name fits inside the segment
-            parts.append(
-                f'<text x="{_fmt((left + right) / 2)}" y="{_fmt(STRIP_TOP + 13)}" text-anchor="middle" '
-                f'font-size="11">{esc(label)}</text>'
+            names.append(
+                f'<text data-phase-name="{number_}" x="{_fmt((left + right) / 2)}" '
+                f'y="{_fmt(STRIP_TOP + 13)}" '
+                f'text-anchor="middle" font-size="11">{esc(label)}</text>'
             )
-        parts.append("</g>")
-    return "".join(parts)
+    return "".join(segments), f'<g class="phase-names">{"".join(names)}</g>'
 
 
 def _axes(scale: _Scale, points: int, events: int) -> str:
@@ -155,11 +161,18 @@ def _axes(scale: _Scale, points: int, events: int) -> str:
         parts.append(
             f'<line x1="{_fmt(PLOT_LEFT - 4)}" y1="{_fmt(y)}" x2="{_fmt(PLOT_LEFT)}" y2="{_fmt(y)}" '
             f'stroke="#333333"/><text x="{_fmt(PLOT_LEFT - 6)}" y="{_fmt(y + 4)}" text-anchor="end" '
-            f'font-size="11">{esc(human_bytes(count))}</text>'
+            f'font-size="11">{esc(quantity(count, "bytes"))}</text>'
+        )
+    for k in range(TICKS):
+        event = scale.first + (scale.last - scale.first) * k / (TICKS - 1)
+        x = PLOT_LEFT + (PLOT_RIGHT - PLOT_LEFT) * k / (TICKS - 1)
+        parts.append(
+            f'<text data-event-tick="{k}" x="{_fmt(x)}" y="{_fmt(PLOT_BOTTOM + 14)}" text-anchor="middle" '
+            f'font-size="10">{esc(number(round(event)))}</text>'
         )
     shown = f"{number(points)} points kept of {number(events)} events" if points else "no timeline points"
     parts.append(
-        f'<text x="{_fmt((PLOT_LEFT + PLOT_RIGHT) / 2)}" y="{_fmt(PLOT_BOTTOM + 20)}" text-anchor="middle" '
+        f'<text x="{_fmt((PLOT_LEFT + PLOT_RIGHT) / 2)}" y="{_fmt(PLOT_BOTTOM + 30)}" text-anchor="middle" '
         f'font-size="12">Ledger event (operator boundary; 0 is the start) · {esc(shown)}</text>'
         f'<text x="14" y="{_fmt((PLOT_TOP + PLOT_BOTTOM) / 2)}" font-size="12" text-anchor="middle" '
         f'transform="rotate(-90 14 {_fmt((PLOT_TOP + PLOT_BOTTOM) / 2)})">Live bytes</text>'
@@ -168,12 +181,14 @@ def _axes(scale: _Scale, points: int, events: int) -> str:
 
 
 def peak_sentence(report: Mapping[str, Any]) -> str:
-    """``Peak: complete · 12,345 bytes (12.06 KiB) · phase backward, inside layer1 call #0``."""
+    """``Peak: complete · 12.06 KiB · phase backward, inside layer1 call #0``."""
     at_peak = report["at_peak"]
-    return f"Peak: {status_bytes_text(report['peak'])} · {place_text(at_peak['phase'], at_peak['module'])}"
+    return f"Peak: {status_measure(report['peak'])} · {place_text(at_peak['phase'], at_peak['module'])}"
 
 
 def _peak_marker(points: Sequence[Mapping[str, Any]], scale: _Scale, report: Mapping[str, Any]) -> str:
+    """The dashed peak line and its label, inside the zoomable group (the script hides the label
+    while zoomed: a stretched label would be misplaced)."""
     index = peak_index(points)
     if index is None:
         return ""
@@ -181,16 +196,19 @@ def _peak_marker(points: Sequence[Mapping[str, Any]], scale: _Scale, report: Map
     at_peak = report["at_peak"]
     words = f"peak · {phase_label(at_peak['phase'])} · {call_label(at_peak['module'])}"
     anchor, dx = ("end", -5) if x > (PLOT_LEFT + PLOT_RIGHT) / 2 else ("start", 5)
-    return (
+    line = (
         f'<g data-peak-marker="true"><title>{esc(peak_sentence(report))}</title>'
         f'<line x1="{_fmt(x)}" y1="{_fmt(PLOT_TOP - 4)}" x2="{_fmt(x)}" y2="{_fmt(PLOT_BOTTOM)}" '
-        'stroke="#000000" stroke-width="1.5" stroke-dasharray="5 3"/>'
-        f'<text x="{_fmt(x + dx)}" y="{_fmt(PLOT_TOP + 10)}" text-anchor="{anchor}" font-size="12" '
-        f'font-weight="700">{esc(words)}</text></g>'
+        'stroke="#000000" stroke-width="1.5" stroke-dasharray="5 3" vector-effect="non-scaling-stroke"/>'
     )
+    label = (
+        f'<text class="peak-label" x="{_fmt(x + dx)}" y="{_fmt(PLOT_TOP + 10)}" text-anchor="{anchor}" '
+        f'font-size="12" font-weight="700">{esc(words)}</text>'
+    )
+    return line + label + "</g>"
 
 
-def _legend(report: Mapping[str, Any]) -> str:
+def _legend(report: Mapping[str, Any], hatch: str) -> str:
     parts = []
     by_category = report["at_peak"]["by_category"]
     for row, name in enumerate(CATEGORIES):
@@ -206,11 +224,11 @@ def _legend(report: Mapping[str, Any]) -> str:
             'stroke="#333333" stroke-dasharray="2 2"/>'
         )
         hatch = (
-            f'<rect x="{_fmt(PLOT_LEFT)}" y="{_fmt(y - 11)}" width="14" height="14" fill="url(#{HATCH_ID})"/>'
+            f'<rect x="{_fmt(PLOT_LEFT)}" y="{_fmt(y - 11)}" width="14" height="14" fill="url(#{hatch})"/>'
             if status == "partial"
             else ""
         )
-        text = f"{CATEGORY_LABELS[name]} at the peak: {status_bytes_text(result)}{note}"
+        text = f"{CATEGORY_LABELS[name]} at the peak: {status_measure(result)}{note}"
         parts.append(
             f'<g data-legend="{name}">{swatch}{hatch}<text x="{_fmt(PLOT_LEFT + 22)}" y="{_fmt(y)}" '
             f'font-size="12">{esc(text)}</text></g>'
@@ -218,33 +236,58 @@ def _legend(report: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def timeline_svg(report: Mapping[str, Any], *, title: str, standalone: bool = True) -> str:
+def timeline_top(report: Mapping[str, Any]) -> int:
+    """The largest drawn stack of a report's timeline (the y scale's top), 0 without a timeline."""
+    by_category = report["at_peak"]["by_category"]
+    drawn = [name for name in CATEGORIES if by_category[name]["status"] != "unavailable"]
+    return max(_totals(report["timeline"], drawn), default=0)
+
+
+def timeline_svg(
+    report: Mapping[str, Any],
+    *,
+    title: str,
+    standalone: bool = True,
+    prefix: str = "memory",
+    top: int | None = None,
+) -> str:
     """The timeline figure of a validated MemoryReport as one ``<svg>`` element.
 
     ``standalone`` adds the trailing newline of a document (render.md 1); the HTML page embeds the
-    element without it.
+    element without it. ``prefix`` keeps ids unique when a page draws two runs; ``top`` is a shared
+    y scale (bytes) so two runs drawn one above the other read on one axis. The bands, phase strip
+    and peak line sit in ``g.zoomable`` (clipped to the plot) so the page's script can zoom the event
+    axis; their words sit outside it.
     """
     points = report["timeline"]
     by_category = report["at_peak"]["by_category"]
     drawn = [name for name in CATEGORIES if by_category[name]["status"] != "unavailable"]
     partial = {name for name in CATEGORIES if by_category[name]["status"] == "partial"}
-    height = LEGEND_TOP + len(CATEGORIES) * LEGEND_ROW + 12
+    height = HEIGHT
+    hatch, clip = f"{prefix}-hatch", f"{prefix}-clip"
     parts = [
-        f'<defs><pattern id="{HATCH_ID}" width="8" height="8" patternUnits="userSpaceOnUse" '
+        f'<defs><pattern id="{hatch}" width="8" height="8" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="8" stroke="#1a1a1a" '
-        'stroke-width="2.5" stroke-opacity="0.6"/></pattern></defs>',
+        'stroke-width="2.5" stroke-opacity="0.6"/></pattern>'
+        f'<clipPath id="{clip}"><rect x="{_fmt(PLOT_LEFT)}" y="{_fmt(STRIP_TOP)}" '
+        f'width="{_fmt(PLOT_RIGHT - PLOT_LEFT)}" height="{_fmt(PLOT_BOTTOM - STRIP_TOP)}"/></clipPath>'
+        "</defs>",
         f'<rect width="{WIDTH}" height="{_fmt(height)}" fill="#ffffff"/>',
         f'<text x="{_fmt(PLOT_LEFT)}" y="24" font-size="16" font-weight="700">{esc(title)}</text>',
         f'<text x="{_fmt(PLOT_LEFT)}" y="46" font-size="12" data-peak-text="true">'
         f"{esc(peak_sentence(report))}</text>",
     ]
     if points:
-        scale = _Scale(points, max(_totals(points, drawn)))
+        scale = _Scale(points, top if top is not None else max(_totals(points, drawn)))
+        segments, names = _phase_strip(points, scale)
+        line = _peak_marker(points, scale, report)
         parts += [
-            _phase_strip(points, scale),
-            _bands(points, drawn, partial, scale),
+            # the clip wraps the zoomed group: a clip on the transformed group would move with it
+            f'<g clip-path="url(#{clip})"><g class="zoomable" data-first="{scale.first}" '
+            f'data-last="{scale.last}" data-x0="{_fmt(PLOT_LEFT)}" data-x1="{_fmt(PLOT_RIGHT)}">{segments}'
+            f"{_bands(points, drawn, partial, scale, hatch)}{line}</g></g>",
+            names,
             _axes(scale, len(points), report["timeline_events"]),
-            _peak_marker(points, scale, report),
         ]
     else:
         parts.append(
@@ -252,7 +295,7 @@ def timeline_svg(report: Mapping[str, Any], *, title: str, standalone: bool = Tr
             'text-anchor="middle" font-size="13" data-no-timeline="true">No timeline was recorded '
             "(measure_memory(timeline=False)): nothing is drawn; the figures at the peak are below.</text>"
         )
-    parts.append(_legend(report))
+    parts.append(_legend(report, hatch))
     description = (
         "Live storage bytes over the workload, stacked by category (bottom to top: "
         + ", ".join(CATEGORY_LABELS[name] for name in CATEGORIES)
@@ -261,10 +304,34 @@ def timeline_svg(report: Mapping[str, Any], *, title: str, standalone: bool = Tr
         + ". Hatched bands are lower bounds; a category unknown at the peak is not drawn."
     )
     svg = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="memory-timeline" '
-        f'aria-labelledby="memory-svg-title memory-svg-description" width="{WIDTH}" height="{_fmt(height)}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="memory-timeline" id="{prefix}-timeline" '
+        f'aria-labelledby="{prefix}-svg-title {prefix}-svg-description" width="{WIDTH}" '
+        f'height="{_fmt(height)}" '
         f'viewBox="0 0 {WIDTH} {_fmt(height)}" font-family="system-ui, sans-serif">'
-        f'<title id="memory-svg-title">{esc(title)}</title>'
-        f'<desc id="memory-svg-description">{esc(description)}</desc>{"".join(parts)}</svg>'
+        f'<title id="{prefix}-svg-title">{esc(title)}</title>'
+        f'<desc id="{prefix}-svg-description">{esc(description)}</desc>{"".join(parts)}</svg>'
     )
     return svg + "\n" if standalone else svg
+
+
+def comparison_svg(before: Mapping[str, Any], after: Mapping[str, Any], *, title: str) -> str:
+    """Both runs' timelines in one document, one above the other on one bytes axis (views-3.md 5).
+
+    Each run keeps its own event axis (the runs need not have as many operator boundaries); the
+    y scale is shared, so equal heights are equal bytes.
+    """
+    top = max(timeline_top(before), timeline_top(after))
+    first = timeline_svg(before, title=f"Before: {title}", standalone=False, prefix="before", top=top)
+    second = timeline_svg(after, title=f"After: {title}", standalone=False, prefix="after", top=top)
+    height = HEIGHT
+    total = 2 * height
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="memory-comparison" width="{WIDTH}" '
+        f'height="{_fmt(total)}" viewBox="0 0 {WIDTH} {_fmt(total)}" '
+        'aria-labelledby="comparison-title comparison-desc">'
+        f'<title id="comparison-title">{esc(title)}</title>'
+        '<desc id="comparison-desc">Before and after, one above the other on one bytes axis.</desc>'
+        + first.replace("<svg ", '<svg x="0" y="0" ', 1)
+        + second.replace("<svg ", f'<svg x="0" y="{_fmt(height)}" ', 1)
+        + "</svg>\n"
+    )

@@ -13,6 +13,7 @@ from typing import Any
 from torchscan.views.benchmark_html import CSP
 from torchscan.views.html import asset
 from torchscan.views.html_appendix import badge_measure
+from torchscan.views.number_style import measure
 from torchscan.views.text import esc, number
 
 BAR_METRICS = (("operator_flops", "Executed operator FLOPs per rank"), ("latency", "Latency per rank"))
@@ -27,6 +28,14 @@ NOTE = (
 
 
 def _value_text(result: Mapping[str, Any] | None) -> str:
+    """A rank's figure in the page style (``12.79 MFLOPs``, ``≥ …`` for a lower bound), or ``Unavailable``."""
+    if result is None or result["status"] == "unavailable":
+        return "Unavailable"
+    return measure(result)
+
+
+def _exact_text(result: Mapping[str, Any] | None) -> str:
+    """The exact figure for the terminal summary (``65,536 FLOPs``, ``≥ …``), or ``Unavailable``."""
     if result is None or result["status"] == "unavailable":
         return "Unavailable"
     shown = number(result["known_value"])
@@ -118,11 +127,11 @@ def merged_summary(report: Mapping[str, Any]) -> str:
         f"({report['merged_type']} reports)"
     ]
     for name, result in sorted(report["totals"].items()):
-        lines.append(f"  {name:<24} {_value_text(result)}  [scope {result['scope']}]")
+        lines.append(f"  {name:<24} {_exact_text(result)}  [scope {result['scope']}]")
     for entry in report["per_rank"]:
         totals = entry["totals"]
         shown = ", ".join(
-            f"{metric} {_value_text(totals[metric])}" for metric, _ in BAR_METRICS if metric in totals
+            f"{metric} {_exact_text(totals[metric])}" for metric, _ in BAR_METRICS if metric in totals
         )
         lines.append(f"  rank {entry['rank']}: {shown}")
     lines += [f"  {_origin(entry)}{entry['code']}: {entry['message']}" for entry in report["diagnostics"]]

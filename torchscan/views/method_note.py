@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from torchscan.report.schema import OPERATOR_METHOD
-from torchscan.views.text import human
+from torchscan.views.number_style import quantity
 
 CONVENTION_TEXT = (
     "Operator FLOPs: method torchscan_flops_v1 = TorchScan's reference-checked formulas on every "
@@ -59,7 +59,7 @@ def method_split(flop_report: Mapping[str, Any]) -> MethodSplit:
 
 
 def _short(value: float) -> str:
-    return human(value, "FLOPs")
+    return quantity(value, "FLOPs")
 
 
 def method_note(report: Mapping[str, Any], limit: int = 3) -> str | None:

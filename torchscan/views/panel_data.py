@@ -11,33 +11,33 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.delta_words import short_delta, short_measure, short_number, short_text
+from torchscan.views.delta_words import short_delta, short_measure, short_text
+from torchscan.views.number_style import quantity, share, status_measure
+from torchscan.views.page_parts import badge_parts
 from torchscan.views.text import (
     delta_text,
-    long_parts,
     long_text,
     missing_delta_text,
-    number,
     path_label,
 )
 
-RAIL_WORDS = {"unknown": "not complete", "small": "too small to draw", "zero": "complete zero"}
+RAIL_WORDS = {"unknown": "not complete", "small": "too small to label", "zero": "complete zero"}
 TOP_N = 15
 RANKED = 10
 
 
 def share_text(value: float, total: Mapping[str, Any] | None) -> str:
-    """``12.3%`` of a complete total; ``≤ 12.3%`` of a partial one (its known part is a lower bound)."""
+    """``12.3 %`` of a complete total; ``≤ 12.3 %`` of a partial one (its known part is a lower bound)."""
     if total is None or total["status"] == "unavailable" or not total["known_value"]:
         return "unknown"
     try:  # floats: a huge ratio is inf, not an error; a by-type sum may be an int beyond float range
-        ratio = 100 * (float(value) / float(total["known_value"]))
+        ratio = float(value) / float(total["known_value"])
     except OverflowError:
         return "beyond the float range"
-    if not math.isfinite(ratio):
+    if not math.isfinite(ratio * 100):
         return "beyond the float range"
-    share = f"{ratio:.1f}%"
-    return share if total["status"] == "complete" else f"≤ {share}"
+    text = share(ratio)
+    return text if total["status"] == "complete" else f"≤ {text}"
 
 
 def change_words(entry: Mapping[str, Any]) -> str:
@@ -51,7 +51,7 @@ def change_words(entry: Mapping[str, Any]) -> str:
 
 
 def change_short(change: Mapping[str, Any]) -> str:
-    """A total's change in short units with its relative size (``-11.2G FLOPs (-50.0%)``), or why none."""
+    """A total's change in page units with its relative size (``-11.20 GFLOPs (-50.0 %)``), or why none."""
     if change.get("withheld") or change.get("delta") is None:
         return change_words(change)
     before, after = change.get("before"), change.get("after")
@@ -61,7 +61,7 @@ def change_short(change: Mapping[str, Any]) -> str:
 
 
 def card_change(change: Mapping[str, Any]) -> str:
-    """``Before 22.4G FLOPs → after 11.2G FLOPs · Δ -11.2G FLOPs (-50.0%)``: short units, relative change.
+    """``Before 22.40 GFLOPs → after 11.20 GFLOPs · Δ -11.20 GFLOPs (-50.0 %)``: page units, relative change.
 
     The exact values stay in the appendix's comparison table; a withheld or unknown change says why.
     """
@@ -69,13 +69,18 @@ def card_change(change: Mapping[str, Any]) -> str:
     return f"Before {short_measure(before)} → after {short_measure(after)} · Δ {change_short(change)}"
 
 
+RAIL_NOTE_END = "deliberately unscaled, not sized by cost"
+
+
 def rail_note(node: Mapping[str, Any]) -> str:
-    """Why a rail card's module is not drawn at its size."""
+    """Why a rail card's module is not drawn at its size; ``""`` for a complete value (the card's text
+    says it, and the rail's summary says cards are unscaled)."""
     if node["direct"] is not None and node["direct"]["status"] == "partial":
-        return f"at least {number(node['direct']['known_value'])}, full value unknown"
+        value = quantity(node["direct"]["known_value"], node["direct"]["unit"])
+        return f"at least {value}, full value unknown · {RAIL_NOTE_END}"
     if node["direct"] is not None and node["direct"]["status"] == "unavailable":
-        return "unknown"
-    return long_text(node["direct"] or node["subtotal"])
+        return f"unknown · {RAIL_NOTE_END}"
+    return ""
 
 
 def _complete_calls(group: Mapping[str, Any]) -> list[tuple[Any, ...]]:
@@ -135,9 +140,9 @@ def _type_change(
     if before is None:
         before_text = "not called"
     elif before["incomplete"]:
-        before_text = f"≥ {short_number(before['known'])} {unit}"
+        before_text = f"≥ {quantity(before['known'], unit)}"
     else:
-        before_text = f"{short_number(before['known'])} {unit}"
+        before_text = quantity(before["known"], unit)
     if (after or {}).get("incomplete") or (before or {}).get("incomplete"):
         return {"before": before_text, "delta": "delta unknown (a side is not complete)"}
     now, then = (after or {}).get("known", 0), (before or {}).get("known", 0)
@@ -174,12 +179,8 @@ def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[d
             text, share, calls = "unknown", "unknown", entry["calls"]
         else:
             known, calls = entry["known"], entry["calls"]
-            value = short_number(known)
-            text = (
-                f"{value} {unit}"
-                if not entry["incomplete"]
-                else f"≥ {value} {unit} · {entry['incomplete']} incomplete"
-            )
+            value = quantity(known, unit)
+            text = value if not entry["incomplete"] else f"≥ {value} · {entry['incomplete']} incomplete"
             share = share_text(known, total)
             if entry["incomplete"] and share.startswith("≤ "):
                 share = "unknown"  # a lower bound over a lower bound bounds nothing
@@ -195,7 +196,7 @@ def by_type(group: Mapping[str, Any], total: Mapping[str, Any] | None) -> list[d
 def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
     """Add ``heading``, ``rails[].text/note``, ``ranking``, ``top`` to groups; totals wording to the view."""
     total = view_map["total"]
-    view_map["total_parts"] = list(long_parts(total))
+    view_map["total_parts"] = list(badge_parts(total, with_exact=True))
     entry = view_map["comparison_delta"]
     view_map["change_text"] = change_short(entry) if comparing and entry is not None else None
     for group in view_map["groups"]:
@@ -205,10 +206,18 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
             if group["scale"] == "structure"
             else ""
         )
-        group["heading"] = f"{group['label']} · known total {long_text(group['nodes'][0]['subtotal'])}{scale}"
+        group["heading"] = (
+            f"{group['label']} · known total {status_measure(group['nodes'][0]['subtotal'])}{scale}"
+        )
         for card in group["rails"]:
             node = nodes[card["node"]]
-            card["text"] = short_text(node["direct"] or node["subtotal"])
+            tile = node.get("tile")
+            if card["kind"] == "small" and tile is not None:
+                # the tile's own value line, which the map had no room for (also its zoomed text)
+                full = tile.get("full", tile["value"])
+                card["text"] = full if isinstance(full, str) else full[0]
+            else:
+                card["text"] = short_text(node["direct"] or node["subtotal"])
             card["note"] = rail_note(node)
         rows = _complete_calls(group)
         largest = -rows[0][0] if rows else 0
@@ -216,7 +225,7 @@ def attach_panel_texts(view_map: dict[str, Any], comparing: bool) -> None:
         for _, _, _, _, call, _ in rows[:RANKED]:
             fraction = call["result"]["value"] / largest if largest else 0
             group["ranking"].append(
-                {"index": call["index"], "fraction": f"{fraction:.6f}", "percent": f"{fraction:.0%}"}
+                {"index": call["index"], "fraction": f"{fraction:.6f}", "percent": share(fraction)}
             )
         group["top"] = [
             {

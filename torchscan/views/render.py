@@ -1,4 +1,4 @@
-"""``render_report``: offline HTML/SVG evidence and CSV tables for saved reports (render.md 1, views-3.md 3).
+"""``render_report``: offline HTML/SVG evidence for saved reports (render.md 1).
 
 A view over a report that already exists: it never runs a model, re-measures, touches files or the
 network, and never imports torch. The same arguments always give byte-identical output.
@@ -6,21 +6,13 @@ network, and never imports torch. The same arguments always give byte-identical 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from torchscan.report.validate import (
-    check_text,
-    flop_shaped,
-    report_kind,
-    validate_analysis_report,
-    validate_benchmark_comparison,
-    validate_benchmark_report,
-)
-from torchscan.report.validate_operators import validate_flop_report
-from torchscan.views.csv_report import analysis_csv, benchmark_csv, flop_csv, memory_csv
+from torchscan.report.validate import check_text, report_kind, validate_analysis_report
 from torchscan.views.default_view import most_complete_view
 from torchscan.views.geometry import VIEWS
+from torchscan.views.page_kinds import unknown_kind_message
 
 FORMATS = ("html", "svg", "csv")
 
@@ -33,12 +25,6 @@ def _check_options(format: Any, metric: Any, title: Any) -> None:
     if not isinstance(title, str):
         raise ValueError(f"title must be a str, got {type(title).__name__}")
     check_text(title, "title")
-
-
-def render_kind(report: Any) -> str:
-    """The kind that picks a renderer: :func:`report_kind`'s, or ``flop`` for a standalone FlopReport."""
-    kind = report_kind(report)
-    return "flop" if kind == "analysis" and flop_shaped(report) else kind
 
 
 def render_report(
@@ -61,19 +47,22 @@ def render_report(
     default) opens the most complete compute view of ``report`` in HTML (see
     ``most_complete_view``) and the Module FLOPs view in SVG.
     A ``MemoryReport`` of ``measure_memory`` → an SVG stacked-area timeline of live bytes by category
-    with the peak marked, or an HTML page embedding it with the categories at the peak, per-phase
-    peaks and the top module calls by saved activations; ``before=`` another MemoryReport adds
-    per-category deltas to the HTML page (``metric`` does not apply).
+    with the peak marked, or an HTML page embedding it (zoom and hover) with the categories at the
+    peak, per-phase peaks, a per-module view and the top module calls by the bytes they created
+    themselves; ``before=`` another MemoryReport draws both timelines on one bytes axis (HTML and
+    SVG) and adds per-category deltas to the HTML page (``metric`` does not apply).
+    A ``FlopReport`` of ``measure_flops`` → a page of operators, phases and inclusive module labels
+    with their shares of the total, or its SVG figure; a ``ProfileReport`` of ``profile_workload`` →
+    a page of operators by self time, or its SVG figure (no ``before=``, no ``metric=``).
+    ``title`` is the title of every kind's page and figure. A report of no known kind is refused
+    with a ``ValueError`` that names the kinds that render.
     A ``ScalingReport`` of ``measure_scaling`` → an SVG of log-log panels (each metric against each
     axis, a line per top operator), or an HTML page embedding it with the fits, the per-operator and
     per-module-type fits and the points (no ``before=``, no ``metric=``).
 
-    ``format="csv"`` (views-3.md 3) writes the same data as one CSV table (no ``before=``, no
-    ``metric=``; ``title`` does not apply): an AnalysisReport one row per layer row, a FlopReport one
-    row per operator, phase and module label, a MemoryReport one row per timeline point and module
-    call, a BenchmarkReport its totals, raw blocks and context (``torchscan.views.csv_report``).
-    Which kind renders in which format is :data:`RENDERERS`; anything else is a ``ValueError``
-    naming the formats the kind accepts.
+    ``format="csv"`` (views-3.md 3) → one CSV table of an analysis (a row per layer call), FLOP (a
+    row per operator, phase and module), memory (timeline points and module calls) or benchmark
+    report (no ``before=``, no ``metric=``); other kinds have no table.
 
     Everything is validated first (``ValueError`` naming the location of a problem). The output
     loads nothing from outside the document, escapes every report string, and is byte-identical for
@@ -81,28 +70,19 @@ def render_report(
     lower bound never as a full value, and FLOPs say nothing about latency or memory.
     """
     _check_options(format, metric, title)
-    kind = render_kind(report)
-    if kind != "memory" and before is not None and report_kind(before) == "memory":
-        kind = "memory"  # render_memory_report explains the mismatch
-    renderers = RENDERERS[kind]
-    if format not in renderers:
-        accepted = ", ".join(repr(name) for name in renderers)
-        raise ValueError(
-            f"format {format!r} is not available for a {kind.replace('_', ' ')} report; use {accepted}"
-        )
-    return renderers[format](report, before, format, metric, title)
+    kind = report_kind(report)
+    if before is not None and kind != "memory" and report_kind(before) == "memory":
+        kind = "memory"  # the memory page names the mismatch
+    if format == "csv":  # views-3.md 3: the same data as one table, for spreadsheets and dashboards
+        from torchscan.views.csv_report import render_csv
 
+        return render_csv(kind, report, before=before, metric=metric)
+    if kind != "analysis":
+        from torchscan.views.page_kinds import render_page
 
-Renderer = Callable[[Any, Any, str, "str | None", str], str]
-
-
-def _no_before(kind: str, before: Any) -> None:
-    if before is not None:
-        hint = "compare benchmarks with compare_benchmarks" if "benchmark" in kind else "render one report"
-        raise ValueError(f"before= is only for analysis and memory reports, not for a {kind} report; {hint}")
-
-
-def _analysis(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
+        return render_page(kind, report, format=format, before=before, metric=metric, title=title)
+    if not isinstance(report, Mapping) or "layers" not in report:
+        raise ValueError(unknown_kind_message(report))
     validate_analysis_report(report)
     diff: Mapping[str, Any] | None = None
     gate: list[str] = []
@@ -116,109 +96,10 @@ def _analysis(report: Any, before: Any, format: str, metric: str | None, title: 
         from torchscan.views.svg import render_svg
 
         # A snapshot keeps the historical default so saved SVGs stay comparable across versions.
-        return render_svg(report, before, diff, gate, title=title, metric=metric or "module_flops")
+        metric = metric or "module_flops"
+        return render_svg(report, before, diff, gate, title=title, metric=metric)
     from torchscan.views.html import render_explorer
 
     if metric is None:
         metric = most_complete_view(report)
     return render_explorer(report, before, diff, gate, title=title, metric=metric)
-
-
-def _benchmark(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
-    from torchscan.views.benchmark_html import render_benchmark
-
-    _no_before("benchmark", before)
-    validate_benchmark_report(report)
-    return render_benchmark(report, title=title)
-
-
-def _benchmark_comparison(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
-    from torchscan.views.benchmark_html import render_benchmark_comparison
-
-    _no_before("benchmark comparison", before)
-    validate_benchmark_comparison(report)
-    return render_benchmark_comparison(report, title=title)
-
-
-def _merged(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
-    # distributed.md 4: per-rank bars of executed FLOPs and latency
-    from torchscan.report.validate_merged import validate_merged_report
-    from torchscan.views.merged_html import render_merged
-
-    _no_before("merged", before)
-    validate_merged_report(report)
-    return render_merged(report, title=title)
-
-
-def _generation(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
-    # generation.md 3: per-step FLOPs and bytes against context length
-    from torchscan.report.validate_generation import validate_generation_report
-    from torchscan.views.generation_html import render_generation
-    from torchscan.views.generation_svg import generation_svg
-
-    if before is not None:
-        raise ValueError("before= is only for analysis reports, not for a generation report")
-    if metric is not None:
-        raise ValueError("metric= selects a view of an analysis report; a generation report has one view")
-    validate_generation_report(report)
-    if format == "svg":
-        return generation_svg(report)
-    return render_generation(report, title=title)
-
-
-def _scaling(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
-    from torchscan.report.validate_scaling import validate_scaling_report
-    from torchscan.views.scaling_html import render_scaling
-    from torchscan.views.scaling_svg import scaling_svg
-
-    _no_before("scaling", before)
-    if metric is not None:
-        raise ValueError("metric= selects a view of an analysis report; a scaling report shows every metric")
-    validate_scaling_report(report)
-    if format == "svg":
-        return scaling_svg(report)
-    return render_scaling(report, title=title)
-
-
-def _memory(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
-    from torchscan.views.memory_render import render_memory_report
-
-    return render_memory_report(report, before, format=format, title=title)
-
-
-def _csv(validate: Callable[[Any], None], table: Callable[[Any], str], kind: str) -> Renderer:
-    """A CSV renderer: one table of the validated report (views-3.md 3)."""
-
-    def render(report: Any, before: Any, format: str, metric: str | None, title: str) -> str:
-        if before is not None:
-            raise ValueError("before= is not available for CSV: a CSV table holds one report")
-        if metric is not None:
-            raise ValueError("metric= selects a view of HTML or SVG; a CSV table holds every metric")
-        validate(report)
-        return table(report)
-
-    render.__name__ = f"render_{kind}_csv"
-    return render
-
-
-def _validate_memory(report: Any) -> None:
-    from torchscan.report.validate_memory import validate_memory_report
-
-    validate_memory_report(report)
-
-
-# Report kind -> format -> renderer. A new page registers here (and ``render_kind`` learns its kind).
-RENDERERS: dict[str, dict[str, Renderer]] = {
-    "analysis": {
-        "html": _analysis,
-        "svg": _analysis,
-        "csv": _csv(validate_analysis_report, analysis_csv, "analysis"),
-    },
-    "benchmark": {"html": _benchmark, "csv": _csv(validate_benchmark_report, benchmark_csv, "benchmark")},
-    "benchmark_comparison": {"html": _benchmark_comparison},
-    "merged": {"html": _merged},
-    "generation": {"html": _generation, "svg": _generation},
-    "memory": {"html": _memory, "svg": _memory, "csv": _csv(_validate_memory, memory_csv, "memory")},
-    "flop": {"csv": _csv(validate_flop_report, flop_csv, "flop")},
-    "scaling": {"html": _scaling, "svg": _scaling},
-}

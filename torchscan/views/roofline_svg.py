@@ -14,7 +14,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.text import duration, esc, fixed, human, path_label
+from torchscan.views.number_style import duration, quantity
+from torchscan.views.text import esc, fixed, path_label
 
 WIDTH, HEIGHT = 720, 360
 LEFT, RIGHT, TOP, BOTTOM = 78, 20, 20, 48
@@ -149,10 +150,10 @@ def _roof(axes: _Axes, peak: float, bandwidth: float) -> str:
         "<title>roof: min(stated peak, intensity x stated bandwidth); ridge at "
         f"{_ratio_text(peak, bandwidth)} FLOPs/byte</title></polyline>"
         f'<text x="{WIDTH - RIGHT - 4}" y="{axes.py(top) - 6:.1f}" font-size="11" text-anchor="end" '
-        f'fill="#b33">stated peak {human(peak, "FLOPs/s")}</text>'
+        f'fill="#b33">stated peak {quantity(peak, "FLOPs/s")}</text>'
         f'<text x="{axes.px(middle) + 10:.1f}" y="{axes.py(min(middle + slope, top)) + 16:.1f}" '
         'font-size="11" '
-        f'fill="#b33">stated bandwidth {human(bandwidth, "bytes/s")} × intensity</text>'
+        f'fill="#b33">stated bandwidth {quantity(bandwidth, "bytes/s")} × intensity</text>'
     )
 
 
@@ -171,7 +172,7 @@ def _circle(
         f'<circle cx="{axes.px(_log(point["intensity"])):.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{fill}" '
         f'fill-opacity="0.55" stroke="#2a6fb0"><title>{esc(point["label"])}: intensity '
         f"{bound}{fixed(point['intensity'], 3)} FLOPs/byte, module FLOPs "
-        f"{bound}{human(point['flops'], 'FLOPs')}, "
+        f"{bound}{quantity(point['flops'], 'FLOPs')}, "
         f"roofline time {esc(when)} (model, not measured)</title></circle>"
     )
 
@@ -183,8 +184,8 @@ def roofline_section(report: Mapping[str, Any]) -> str:
         return ""
     peak, bandwidth = float(facts["peak_flops_per_second"]), facts.get("memory_bandwidth_bytes_per_second")
     points, skipped = _points(report)
-    stated = f"peak {human(peak, 'FLOPs/s')}" + (
-        f", bandwidth {human(float(bandwidth), 'bytes/s')}"
+    stated = f"peak {quantity(peak, 'FLOPs/s')}" + (
+        f", bandwidth {quantity(float(bandwidth), 'bytes/s')}"
         if bandwidth is not None
         else ", no bandwidth stated"
     )

@@ -15,8 +15,9 @@ from typing import Any
 from torchscan.report.scaling_schema import EXACT_METHOD
 from torchscan.views.benchmark_html import CSP
 from torchscan.views.html import asset
+from torchscan.views.number_style import quantity
 from torchscan.views.scaling_svg import scaling_svg, top_parts
-from torchscan.views.text import esc, fixed, human, number
+from torchscan.views.text import esc, fixed, number
 
 NOTE = (
     "A fit describes the sizes that were measured: a polynomial is exact over those points (confirmed by at "
@@ -125,7 +126,7 @@ def _parts(report: Mapping[str, Any]) -> str:
 def _value(result: Mapping[str, Any] | None) -> str:
     if result is None or result["known_value"] is None:
         return "unknown"
-    shown = human(result["known_value"], result["unit"])
+    shown = quantity(result["known_value"], result["unit"])
     return shown if result["status"] == "complete" else f"≥ {shown}"
 
 

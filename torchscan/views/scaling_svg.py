@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from torchscan.views.text import esc, human, number
+from torchscan.views.number_style import quantity
+from torchscan.views.text import esc, number
 
 WIDTH, PANEL, LEFT, RIGHT, TOP, GAP = 720, 200, 80, 190, 34, 70
 TOP_OPERATORS = 5
@@ -128,7 +129,7 @@ def panel(report: Mapping[str, Any], metric: str, axis: str, top: float) -> str:
     for tick in _ticks(min(drawn), max(drawn)):
         parts.append(
             f'<text x="{LEFT - 6}" y="{y_of(tick):.2f}" text-anchor="end" dominant-baseline="middle" '
-            f'font-size="11">{esc(human(tick, unit))}</text>'
+            f'font-size="11">{esc(quantity(tick, unit))}</text>'
         )
     skipped = 0
     for name, colour, values in lines:
@@ -142,7 +143,9 @@ def panel(report: Mapping[str, Any], metric: str, axis: str, top: float) -> str:
             parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="{width}"/>')
         for x, y, value, status, size in placed:
             fill = colour if status == "complete" else "none"
-            shown = human(value, unit) if status == "complete" else f"≥ {human(value, unit)} (lower bound)"
+            shown = (
+                quantity(value, unit) if status == "complete" else f"≥ {quantity(value, unit)} (lower bound)"
+            )
             tip = esc(f"{name} at {axis}={number(size)}: {status} · {shown}")
             parts.append(
                 f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3.5" fill="{fill}" stroke="{colour}" '
@@ -194,8 +197,9 @@ def _latency_marks(
     return "".join(parts)
 
 
-def scaling_svg(report: Mapping[str, Any]) -> str:
-    """A standalone SVG document of a validated ScalingReport: a log-log panel per metric and axis."""
+def scaling_svg(report: Mapping[str, Any], *, title: str = "") -> str:
+    """A standalone SVG document of a validated ScalingReport: a log-log panel per metric and axis
+    (``title``, when given, is its ``<title>``)."""
     panels = [(metric, axis) for metric in report["fits"] for axis in report["axes"]]
     height = TOP + len(panels) * (PANEL + GAP) + 10
     body = "".join(
@@ -209,5 +213,6 @@ def scaling_svg(report: Mapping[str, Any]) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="scaling" width="{WIDTH}" '
         f'height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="system-ui, sans-serif" '
-        f'font-size="12" aria-label="{esc(summary)}"><title>{esc(summary)}</title>{body}</svg>'
+        f'font-size="12" aria-label="{esc(summary)}"><title>{esc(title or summary)}</title>'
+        f"<desc>{esc(summary)}</desc>{body}</svg>"
     )

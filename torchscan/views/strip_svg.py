@@ -13,7 +13,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from torchscan.views.text import duration, esc, human, human_delta
+from torchscan.views.number_style import change as change_text
+from torchscan.views.number_style import duration, quantity, share
+from torchscan.views.text import esc
 
 # ``noisy`` when IQR / median exceeds this (10 %): at that spread a 10 % change of the median is
 # within the middle half of the blocks. Descriptive only; it is not a significance test.
@@ -167,9 +169,9 @@ def _noise_words(label: str, values: Sequence[float]) -> str:
     if ratio > NOISY_RATIO:
         return (
             f'<p class="noisy"><span class="badge warning">noisy</span> {esc(label)}: the IQR of the block '
-            f"averages is {ratio:.0%} of their median (above {NOISY_RATIO:.0%}). This describes the spread; "
-            "it is not a significance test. Close other work, pin threads or raise min_run_time, then "
-            "measure again.</p>"
+            f"averages is {share(ratio)} of their median (above {share(NOISY_RATIO)}). This describes the "
+            "spread; it is not a significance test. Close other work, pin threads or raise min_run_time, "
+            "then measure again.</p>"
         )
     return ""
 
@@ -194,9 +196,9 @@ def throughput_note(report: Mapping[str, Any]) -> str:
         return ""
     unit = throughput["unit"]
     return (
-        f'<p class="note throughput-note">Throughput {esc(human(throughput["value"], unit))} is work units × '
-        "measured calls ÷ total block time (a mean over every block), so it differs from work units ÷ "
-        f"median latency ({esc(human(from_median, unit))}) when block times are uneven.</p>"
+        f'<p class="note throughput-note">Throughput {esc(quantity(throughput["value"], unit))} is work '
+        "units × measured calls ÷ total block time (a mean over every block), so it differs from work "
+        f"units ÷ median latency ({esc(quantity(from_median, unit))}) when block times are uneven.</p>"
     )
 
 
@@ -213,10 +215,14 @@ def latency_section(report: Mapping[str, Any]) -> str:
 
 
 def _layout_note(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
-    """A sentence when the two runs were timed with different blocks (not only a footnote)."""
+    """A sentence when the two runs averaged different numbers of calls per block (not only a footnote).
+
+    Only the calls per block change what one block averages over; a different number of blocks of
+    the same size (one run kept timing a little longer) is the same timing layout and says nothing.
+    """
     old, new = block_averages(before), block_averages(after)
     old_calls, new_calls = calls_per_block(before), calls_per_block(after)
-    if not old or not new or (len(old), old_calls) == (len(new), new_calls):
+    if not old or not new or old_calls == new_calls:
         return ""
     return (
         '<p class="layout-note"><strong>Different timing blocks:</strong> baseline '
@@ -240,7 +246,7 @@ def _direction_note(comparison: Mapping[str, Any]) -> str:
 
     def change(entry: Mapping[str, Any]) -> str:
         before = (entry.get("before") or {}).get("value")
-        return human_delta(entry["delta"], (entry.get("after") or {}).get("unit", ""), before)
+        return change_text(entry["delta"], (entry.get("after") or {}).get("unit", ""), before)
 
     better = "improved" if latency["delta"] < 0 else "worsened"
     moved = "fell" if throughput["delta"] < 0 else "rose"

@@ -154,7 +154,8 @@ def path_label(path: str) -> str:
 _SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _BINARY = ((1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"))
 # Decimal prefixes for counts and rates (bandwidth is quoted in GB/s), binary ones for sizes in bytes.
-_SI_UNITS = {
+# Units that take a glued SI prefix (kFLOPs, GFLOP/s), here and in views/number_style.py.
+GLUED_UNITS = {
     "FLOPs": "FLOPs",
     "MACs": "MACs",
     "DMAs": "DMAs",
@@ -219,8 +220,8 @@ def human(value: float, unit: str) -> str:
         return duration(value)
     if unit == "ratio":
         return percent(value)
-    if unit in _SI_UNITS:
-        label = _SI_UNITS[unit]
+    if unit in GLUED_UNITS:
+        label = GLUED_UNITS[unit]
         scaled, prefix = prefixed(value, 3, _SI_PREFIXES)
         return f"{fixed(scaled, 3)} {prefix}{label}" if prefix else f"{fixed(value)} {label}"
     if unit == "bytes":

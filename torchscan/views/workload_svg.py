@@ -13,7 +13,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan.views.text import esc, human, human_result, percent
+from torchscan.views.number_style import measure, quantity, share
+from torchscan.views.text import esc
 
 PHASES = ("forward", "backward", "optimizer", "recompute")
 COLOURS = {"forward": "#2f6db5", "backward": "#c0392b", "optimizer": "#8e6c00", "recompute": "#6a3d9a"}
@@ -38,16 +39,16 @@ def phase_section(flop_report: Mapping[str, Any]) -> str:
         if result is None:
             continue
         value = result["known_value"] or 0
-        share = percent(value / known) if exact and known and result["status"] == "complete" else "—"
+        fraction = share(value / known) if exact and known and result["status"] == "complete" else "—"
         rows.append(
-            f'<tr data-phase="{name}"><th scope="row">{name}</th><td>{esc(human_result(result))}</td>'
-            f"<td>{esc(share)}</td></tr>"
+            f'<tr data-phase="{name}"><th scope="row">{name}</th><td>{esc(measure(result))}</td>'
+            f"<td>{esc(fraction)}</td></tr>"
         )
         if known and value:
             width = BAR_WIDTH * value / known
             bars.append(
                 f'<rect data-phase="{name}" x="{x:.2f}" y="0" width="{width:.2f}" height="18" '
-                f'fill="{COLOURS[name]}"><title>{name}: {esc(human_result(result))}</title></rect>'
+                f'fill="{COLOURS[name]}"><title>{name}: {esc(measure(result))}</title></rect>'
             )
             x += width
     legend = " · ".join(
@@ -110,18 +111,18 @@ def workload_roofline_section(report: Mapping[str, Any]) -> str:
         )
     else:
         roof = f"M{px(lo):.2f},{py(peak):.2f} L{px(hi):.2f},{py(peak):.2f}"
-    share = percent(rate / peak)
-    label = f"achieved {human(rate, 'FLOPs/s')} ({share} of the stated peak)"
+    fraction = share(rate / peak)
+    label = f"achieved {quantity(rate, 'FLOPs/s')} ({fraction} of the stated peak)"
     if achieved["status"] != "complete":
-        label = f"achieved ≥ {human(rate, 'FLOPs/s')} (lower bound)"
+        label = f"achieved ≥ {quantity(rate, 'FLOPs/s')} (lower bound)"
     if intensity is not None:
         mark = (
             f'<circle class="workload-point" cx="{px(intensity):.2f}" cy="{py(rate):.2f}" r="5" '
             'fill="#c0392b">'
-            f"<title>{esc(label)} at {esc(human(intensity, 'FLOPs/byte'))}</title></circle>"
+            f"<title>{esc(label)} at {esc(quantity(intensity, 'FLOPs/byte'))}</title></circle>"
         )
         where = (
-            f"at an arithmetic intensity of {human(intensity, 'FLOPs/byte')} "
+            f"at an arithmetic intensity of {quantity(intensity, 'FLOPs/byte')} "
             "(operator FLOPs ÷ operator bytes)"
         )
     else:
@@ -132,12 +133,12 @@ def workload_roofline_section(report: Mapping[str, Any]) -> str:
         where = "as a line: operator bytes were not counted, so the workload's intensity is unknown"
     ticks = "".join(
         f'<text x="{px(10.0**k):.2f}" y="{HEIGHT - BOTTOM + 16}" font-size="10" text-anchor="middle">'
-        f"{esc(human(10.0**k, 'FLOPs/byte').replace(' FLOPs/byte', ''))}</text>"
+        f"{esc(quantity(10.0**k, 'FLOPs/byte').replace(' FLOPs/byte', ''))}</text>"
         for k in range(low, high + 1)
     )
     ticks += "".join(
         f'<text x="{LEFT - 6}" y="{py(10.0**k) + 4:.2f}" font-size="10" text-anchor="end">'
-        f"{esc(human(10.0**k, 'FLOPs/s'))}</text>"
+        f"{esc(quantity(10.0**k, 'FLOPs/s'))}</text>"
         for k in range(bottom, top + 1)
     )
     svg = (
@@ -149,9 +150,10 @@ def workload_roofline_section(report: Mapping[str, Any]) -> str:
         "arithmetic intensity (FLOPs/byte, log)</text></svg>"
     )
     roof_words = (
-        f"the roof is the stated peak {human(peak, 'FLOPs/s')} and bandwidth {human(bandwidth, 'bytes/s')}"
+        f"the roof is the stated peak {quantity(peak, 'FLOPs/s')} and bandwidth "
+        f"{quantity(bandwidth, 'bytes/s')}"
         if bandwidth
-        else f"the roof is the stated peak {human(peak, 'FLOPs/s')} (no bandwidth stated, so no slope)"
+        else f"the roof is the stated peak {quantity(peak, 'FLOPs/s')} (no bandwidth stated, so no slope)"
     )
     return (
         f'<figure id="workload-roofline">{svg}<figcaption>Roofline of the stated hardware: '

@@ -85,18 +85,19 @@
     var nodes = index[currentBuild][group.id].nodes;
     var cards = group.rails.map(function (card) {
       var node = nodes[card.node];
-      return el("a", { "class": "rail-card " + node.rail.join(" "), "data-node-id": node.id, "data-group-id": group.id, href: "#module-" + node.id }, [
+      var parts = [
         el("span", { "class": "rail-path" }, [pathLabel(node.path)]),
         el("span", { "class": "rail-kind" }, [RAIL_WORDS[card.kind]]),
-        el("span", { "class": "rail-value" }, [card.text]),
-        el("span", { "class": "rail-note" }, [card.note + " · deliberately unscaled, not sized by cost"])]);
+        el("span", { "class": "rail-value" }, [card.text])];
+      if (card.note) { parts.push(el("span", { "class": "rail-note" }, [card.note])); }
+      return el("a", { "class": "rail-card " + node.rail.join(" "), "data-node-id": node.id, "data-group-id": group.id, href: "#module-" + node.id }, parts);
     });
     var counts = ["unknown", "small", "zero"].map(function (kind) {
       var n = group.rails.filter(function (c) { return c.kind === kind; }).length;
       return n ? n + " " + RAIL_WORDS[kind] : "";
     }).filter(Boolean).join(", ");
     var details = el("details", { "class": "rail-list" }, [
-      el("summary", {}, [group.label + ": " + cards.length + " module" + (cards.length !== 1 ? "s" : "") + " the map cannot size (" + counts + ")"]),
+      el("summary", {}, [group.label + ": " + cards.length + " module" + (cards.length !== 1 ? "s" : "") + " the map cannot size (" + counts + "; cards are deliberately unscaled, not sized by cost)"]),
       el("div", { "class": "rail-cards" }, cards)]);
     if (cards.length <= 12) { details.open = true; }
     return el("div", { "class": "rail-group", "data-group-id": group.id }, [details]);
@@ -157,7 +158,7 @@
     });
     if (!rows.length) { rows = [el("tr", {}, [el("td", { colspan: "4" }, ["No complete calls in this group."])])]; }
     return el("div", { "class": "ranking-group" }, [
-      el("p", {}, ["Authoritative model total: ", badge(total)]),
+      el("p", {}, ["Authoritative model total: ", badgeParts(data.maps[currentBuild].total_parts)]),
       el("table", {}, [el("caption", {}, ["Top complete calls in " + group.label + " (ranks restart in each method group; bars compare with the largest complete call, not a share of the total)"]),
         el("thead", {}, [el("tr", {}, ["Rank", "Call", "Value", "Method"].map(function (h) { return el("th", {}, [h]); }))]),
         el("tbody", {}, rows)]),

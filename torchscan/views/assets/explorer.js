@@ -33,7 +33,7 @@
   var index = {};
   var lastPath = "";
   var currentBuild = null;
-  var RAIL_WORDS = { unknown: "not complete", small: "too small to draw", zero: "complete zero" };
+  var RAIL_WORDS = { unknown: "not complete", small: "too small to label", zero: "complete zero" };
 
   function neutral(text) {
     return String(text).replace(BIDI, function (c) {
@@ -122,7 +122,7 @@
       if (c.in_group && c.result.status === "complete") {
         var fraction = largest ? c.result.value / largest : 0;
         card.appendChild(document.createTextNode(" "));
-        card.appendChild(el("progress", { max: "1", value: fraction.toFixed(6) }, [Math.round(fraction * 100) + "%"]));
+        card.appendChild(el("progress", { max: "1", value: fraction.toFixed(6) }, [(Math.round(fraction * 1000) / 10).toFixed(1) + " %"]));
       }
       if (c.attribution) { card.appendChild(el("br")); card.appendChild(document.createTextNode(c.attribution)); }
       card.appendChild(el("br"));
@@ -186,52 +186,24 @@
     if (limit < 5 && chars.length > limit) { return ""; }
     return chars.length <= limit ? text : chars.slice(0, Math.max(limit - 1, 1)).join("") + "…";
   }
-  // Unfitted tile texts for a zoomed re-layout, as map_svg.py words them (node_label, short_text,
-  // tile_delta on delta_words.py): three significant digits with K/M/G/T, never e-notation.
-  var PREFIXES = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "K"]];
-  function shortNumber(value) {
-    if (!isFinite(value)) { return "beyond the float range"; }
-    var magnitude = Math.abs(Number(value.toPrecision(3)));
-    for (var i = 0; i < PREFIXES.length; i += 1) {
-      if (magnitude >= PREFIXES[i][0]) {
-        var scaled = Number((value / PREFIXES[i][0]).toPrecision(3));
-        if (Math.abs(scaled) >= 1000) { return Math.round(value / PREFIXES[i][0]).toLocaleString("en-US") + PREFIXES[i][1]; }
-        return String(scaled) + PREFIXES[i][1];
-      }
+  // A value or change is shown whole or not at all (tile_text.py fit_value): never a stump of a number.
+  function fitWhole(candidates, pixels) {
+    var limit = Math.trunc((pixels - 8) / 6.6);
+    for (var i = 0; i < candidates.length; i += 1) {
+      if (Array.from(candidates[i]).length <= limit) { return candidates[i]; }
     }
-    if (Number.isInteger(value)) { return String(value); }
-    var text = String(Number(value.toPrecision(3)));
-    return text.indexOf("e") >= 0 ? value.toFixed(12).replace(/0+$/, "").replace(/\.$/, "") : text;
+    return "";
   }
-  function shortText(result) {
-    if (!result || result.status === "unavailable" || result.known_value === null) { return "unknown · unavailable"; }
-    var text = shortNumber(result.known_value) + " " + neutral(result.unit);
-    return (result.status === "partial" ? "≥ " + text : text) + " · " + result.status;
+  // The shorter forms of tile_text.py candidates and map_svg.py delta_candidates: a value line, then
+  // its last "·" part; a change, then without "· complete", then without its relative share.
+  function valueCandidates(text) {
+    var last = text.split(" · ").pop();
+    return last === text ? [text] : [text, last];
   }
-  function tileTexts(group, node) {
-    var count = Math.max(node.calls.length, node.before_calls.length);
-    var label = node.label + (count > 1 && !node.not_called ? " ×" + count + " calls" : "") + (node.change !== "matched" ? " · " + node.change : "");
-    var value = group.scale === "structure" ? "structural · unscaled" : shortText(node.subtotal);
-    if (node.covered) { value = "covered · " + value; }
-    else if (node.not_called) { value = node.subtotal.known_value === null ? "not called" : "not called · " + value; }
-    var delta = "";
-    if (group.comparison) {
-      delta = "delta unknown";
-      if (node.delta !== null) {
-        var before = node.before_subtotal;
-        var base = before && before.status === "complete" ? before.value : null;
-        var signed = shortNumber(node.delta);
-        delta = "Δ " + (signed.charAt(0) === "-" ? signed : "+" + signed) + " " + neutral(group.unit);
-        var ratio = base ? 100 * (node.delta / base) : NaN;
-        if (isFinite(ratio)) {
-          delta += " (" + (ratio >= 0 ? "+" : "-") + Math.abs(ratio).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + "%)";
-        }
-        delta += " · complete";
-      } else if (node.delta_reason === "no comparable recorded contribution") {
-        delta = "no recorded value";
-      }
-    }
-    return [label, value, delta];
+  function deltaCandidates(text) {
+    if (!text) { return []; }
+    var shorter = text.replace(/ · complete$/, "");
+    return [text, shorter, shorter.split(" (")[0]];
   }
   function zoomedBox(row, x, width, depth) {
     var pixels = width * 892;
@@ -246,14 +218,19 @@
       var width = node.width / frame.width;
       var box = zoomedBox(row, (node.x - frame.x) / frame.width, width, node.depth);
       var pixels = parseFloat(box[2]);
-      var full = tileTexts(group, node);
+      // Unfitted value and change lines worded once in Python (map_svg.py, tile_text.py), absent when
+      // both fit whole; the label is map_svg.py node_label (a name, a call count, a change word).
+      var full = tile.full === undefined ? [tile.value, tile.delta] : tile.full;
+      if (typeof full === "string") { full = [full, ""]; }
+      var count = Math.max(node.calls.length, node.before_calls.length);
+      var label = node.label + (count > 1 ? " ×" + count + " calls" : "") + (node.change !== "matched" ? " · " + node.change : "");
       var bars = null;
       if (tile.bars) {
         var scale = group.scale === "known" ? 892 / (group.layout_total || 1) / frame.width : 0;
         bars = [node.before_known, node.known].map(function (known) { return f3(scale ? Math.min(known * scale, pixels) : 0); });
       }
-      d = { box: box, label: fitText(full[0], pixels), value: fitText(full[1], pixels), bars: bars,
-        delta: fitText(full[2] || "", pixels) };
+      d = { box: box, label: fitText(label, pixels), value: fitWhole(valueCandidates(full[0]), pixels),
+        bars: bars, delta: fitWhole(deltaCandidates(full[1]), pixels) };
     }
     Array.prototype.slice.call(a.childNodes).forEach(function (child) {
       if (child.nodeName !== "title") { a.removeChild(child); }
@@ -342,7 +319,7 @@
     });
     var aside = renderInspector(view, groupId, nodeId);
     updateToolbar(view);
-    if (tile && tile.hidden) { expandTo(view, groupId, nodeId); }
+    if (tile && tile.hasAttribute("hidden")) { expandTo(view, groupId, nodeId); }  // SVG <a> has no .hidden
     if (tile) { reveal(tile, focus !== null); }
     if (focus === "tile" && tile) { tile.focus({ preventScroll: true }); reveal(tile); }
     if (focus === "inspector") { aside.querySelector("h3").focus(); }
@@ -530,5 +507,45 @@
       select(currentView(), choice[0], choice[1], null);
     });
   });
+  // Search (views-3.md 6): an exact module path, else the shortest path containing the text (case
+  // ignored, "(root)" for the root), is selected in the current view as a click would, its branch
+  // expanded and brought into the map's frame; the status line says what was found, or that nothing was.
+  var searchBox = document.getElementById("module-search");
+  function findPath(view, query) {
+    var text = query.trim();
+    if (!text) { return null; }
+    var nodes = data.maps[view].groups[0].nodes;
+    var lower = text.toLowerCase();
+    var exact = nodes.filter(function (n) { return n.path === text || (text === "(root)" && n.path === ""); })[0];
+    if (exact) { return exact.path; }
+    var matches = nodes.filter(function (n) { return n.path.toLowerCase().indexOf(lower) >= 0; });
+    matches.sort(function (a, b) { return a.path.length - b.path.length || (a.path < b.path ? -1 : 1); });
+    return matches.length ? matches[0].path : null;
+  }
+  function search(query) {
+    var view = currentView();
+    var status = document.getElementById("module-search-status");
+    var path = findPath(view, query);
+    if (path === null) {
+      status.textContent = query.trim() ? "No module path contains \u201c" + neutral(query.trim()) + "\u201d." : "";
+      return;
+    }
+    var panel = panelOf(view);
+    if (panel.hasAttribute("data-lazy")) { activate(panel, path); }
+    var choice = groupFor(view, path);
+    var tile = tileOf(choice[0], choice[1]);
+    select(view, choice[0], choice[1], tile ? "tile" : "inspector");
+    status.textContent = "Showing " + pathLabel(path) + (tile ? "." : " (no tile in this view: see the inspector).");
+  }
+  if (searchBox) {
+    var paths = data.maps[currentView()].groups[0].nodes.map(function (n) { return n.path; }).filter(Boolean);
+    var list = document.getElementById("module-paths");
+    paths.forEach(function (path) { list.appendChild(el("option", { value: path })); });
+    searchBox.disabled = false;
+    searchBox.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") { event.preventDefault(); search(searchBox.value); }
+    });
+    searchBox.addEventListener("change", function () { search(searchBox.value); });
+  }
   window.addEventListener("hashchange", function () { follow(location.hash.slice(1)); });
   if (location.hash.length > 1) { follow(location.hash.slice(1)); }
