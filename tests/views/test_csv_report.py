@@ -12,7 +12,14 @@ import pytest
 import torch
 from torch import nn
 
-from torchscan import crawl_module, measure_flops, measure_latency, measure_memory, render_report
+from torchscan import (
+    crawl_module,
+    measure_flops,
+    measure_latency,
+    measure_memory,
+    profile_workload,
+    render_report,
+)
 from torchscan.cli import main
 from torchscan.demo import build_cnn, build_transformer
 from torchscan.views.csv_report import ANALYSIS_COLUMNS, FLOP_COLUMNS, MEMORY_COLUMNS
@@ -164,8 +171,11 @@ def test_format_and_option_errors(transformer: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="format must be one of 'html', 'svg', 'csv'"):
         render_report(transformer, format="xlsx")
     flops = measure_flops(lambda: torch.ones(2) + 1)
-    with pytest.raises(ValueError, match="format 'html' is not available for a flop report; use 'csv'"):
-        render_report(flops)
+    assert "<html" in render_report(flops)  # a FlopReport has a page and a table (views-3.md 3-4)
+    assert render_report(flops, format="csv").startswith("group,name,flops")
+    profile = profile_workload(lambda: torch.ones(2) + 1, device="cpu")
+    with pytest.raises(ValueError, match="format 'csv' is not available for a profile report"):
+        render_report(profile, format="csv")
     with pytest.raises(ValueError, match="before= is not available for CSV"):
         render_report(transformer, format="csv", before=transformer)
     with pytest.raises(ValueError, match="metric= selects a view"):
