@@ -20,7 +20,7 @@ from torch import nn
 import torchscan
 from tests.report.test_merge_reports import benchmark_report, flop_report
 from torchscan.cli import main
-from torchscan.views.table import format_table
+from torchscan.views.analysis.table import format_table
 
 
 class _Probe(nn.Module):

@@ -13,8 +13,10 @@ from torch import nn
 
 import torchscan
 from torchscan.analysis.inputs import describe
-from torchscan.views.evidence import call_shapes
-from torchscan.views.table_cells import shape_text as _shape  # the table's own shape wording, under test
+from torchscan.views.analysis.evidence import call_shapes
+from torchscan.views.analysis.table_cells import (
+    shape_text as _shape,  # the table's own shape wording, under test
+)
 
 COMPUTE = ("module_flops", "macs", "dmas")
 

@@ -162,7 +162,7 @@ def test_a_mamba_generation_reports_not_applicable_in_every_view() -> None:
     transformers = pytest.importorskip("transformers")
     from torchscan import measure_generation
     from torchscan.report.validate import validate_report
-    from torchscan.views.generation_html import step_table_text
+    from torchscan.views.generation.page import step_table_text
 
     torch.manual_seed(0)
     config = transformers.MambaConfig(

@@ -197,7 +197,7 @@ def test_invalid_merged_report_is_named():
 def test_merge_does_not_import_torch():
     code = (
         "import sys; from torchscan.report.merge import merge_reports; "
-        "import torchscan.views.merged_html, torchscan.report.validate_merged; "
+        "import torchscan.views.merged.page, torchscan.report.validate_merged; "
         "sys.exit(1 if 'torch' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

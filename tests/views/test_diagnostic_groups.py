@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from torchscan import crawl_module
-from torchscan.views.diagnostic_groups import escape_control, format_groups, group_diagnostics
+from torchscan.views.common.diagnostic_groups import escape_control, format_groups, group_diagnostics
 
 
 def _unsupported(path: str, metric: str) -> dict[str, str]:

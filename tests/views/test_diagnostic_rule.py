@@ -16,15 +16,15 @@ from torch import nn
 from torchscan import crawl_module
 from torchscan.analysis.build import incomplete_metrics
 from torchscan.report.diagnostics import OPTIONAL_METRICS, concerns_requested_metric
-from torchscan.views.diagnostic_groups import (
+from torchscan.views.analysis.evidence import combined_diagnostics
+from torchscan.views.common.diagnostic_groups import (
     format_groups,
     group_diagnostics,
     informational_line,
     metric_label,
     summarize_diagnostics,
 )
-from torchscan.views.diagnostic_html import diagnostic_groups_section
-from torchscan.views.evidence import combined_diagnostics
+from torchscan.views.common.diagnostic_html import diagnostic_groups_section
 
 
 def _entry(code: str, metric: str, path: str, message: str = "Module type not supported: Conv1D") -> dict:

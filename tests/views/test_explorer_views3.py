@@ -14,8 +14,8 @@ from view_parse import embedded_data, parse_html
 from view_reports import benchmark_comparison, benchmark_report, finish, layer, tiny_report
 
 from torchscan import render_report
-from torchscan.views.default_view import most_complete_view
-from torchscan.views.tile_text import painted_pixels, room
+from torchscan.views.analysis.default_view import most_complete_view
+from torchscan.views.analysis.tile_text import painted_pixels, room
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -14,8 +14,8 @@ from view_parse import parse_html
 from view_reports import P
 
 from torchscan import render_report
-from torchscan.views.flop_page import share_of
-from torchscan.views.profile_page import grouped_operators
+from torchscan.views.flops.flop_page import share_of
+from torchscan.views.flops.profile_page import grouped_operators
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -12,8 +12,8 @@ from html import unescape
 from tests.report.generation_reports import generation_report
 from torchscan import render_report
 from torchscan.report.schema import NOT_APPLICABLE
-from torchscan.views.generation_html import render_generation
-from torchscan.views.generation_svg import generation_svg
+from torchscan.views.generation.figure import generation_svg
+from torchscan.views.generation.page import render_generation
 
 SVG = "{http://www.w3.org/2000/svg}"
 E_NOTATION = re.compile(r"\d[eE][+-]?\d")

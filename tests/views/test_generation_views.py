@@ -9,7 +9,7 @@ import pytest
 
 from tests.report.generation_reports import flop_report, generation_report
 from torchscan import render_report
-from torchscan.views.generation_html import noisy_words, step_rows, summary_text
+from torchscan.views.generation.page import noisy_words, step_rows, summary_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 

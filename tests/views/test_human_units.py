@@ -1,4 +1,4 @@
-"""Issue 23 item 5: human units in views (views/text.py), never e-notation."""
+"""Issue 23 item 5: human units in views (views/common/text.py), never e-notation."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from torchscan.views.text import (
+from torchscan.views.common.text import (
     duration,
     fixed,
     human,
@@ -82,7 +82,7 @@ def test_analysis_roofline_in_human_units() -> None:
     import torch
 
     from torchscan import crawl_module
-    from torchscan.views.roofline_svg import _ratio_text, _tick, roofline_section
+    from torchscan.views.common.roofline_svg import _ratio_text, _tick, roofline_section
 
     assert [_tick(p) for p in (-8, -2, 0, 3, 11, 17, 18, 400)] == [
         "10⁻⁸",
@@ -105,7 +105,7 @@ def test_analysis_roofline_in_human_units() -> None:
 
 
 def test_prefixes_are_chosen_after_rounding() -> None:
-    from torchscan.views.text import compact
+    from torchscan.views.common.text import compact
 
     assert compact(999_600) == "1M" and compact(1.5e15) == "1,500T" and compact(1234) == "1.23K"
     assert compact(999) == "999" and compact(0.5) == "0.5" and compact(0.00001) == "0.00001"

@@ -8,7 +8,7 @@ from memory_reports import memory_report, module_call
 from torch import nn
 
 from torchscan import crawl_module, summary
-from torchscan.views.table import format_table
+from torchscan.views.analysis.table import format_table
 
 
 def _blocks() -> nn.Module:

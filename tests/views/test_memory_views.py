@@ -19,7 +19,7 @@ from view_reports import P
 
 from torchscan.cli.memory import memory_lines
 from torchscan.report.schema import metric_result
-from torchscan.views.memory_svg import PLOT_LEFT, PLOT_RIGHT
+from torchscan.views.memory.timeline_svg import PLOT_LEFT, PLOT_RIGHT
 from torchscan.views.render import render_report
 
 NS = "{http://www.w3.org/2000/svg}"

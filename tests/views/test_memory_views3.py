@@ -9,9 +9,9 @@ from memory_reports import bytes_result, memory_report
 from view_parse import parse_html
 
 from torchscan import render_report
-from torchscan.views.memory_modules_svg import module_rows
-from torchscan.views.memory_own import call_parents, own_bytes
-from torchscan.views.memory_svg import timeline_top
+from torchscan.views.memory.modules_svg import module_rows
+from torchscan.views.memory.own_bytes import call_parents, own_bytes
+from torchscan.views.memory.timeline_svg import timeline_top
 
 NS = "{http://www.w3.org/2000/svg}"
 

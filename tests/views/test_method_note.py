@@ -1,4 +1,4 @@
-"""The operator-FLOPs method label explained against FlopCounterMode alone (views/method_note.py).
+"""The operator-FLOPs method label explained against FlopCounterMode alone (views/common/method_note.py).
 
 What FlopCounterMode counts is read from the running torch's registry when the report is made
 (``context.flop_counter_operators``, torch-versions.md 1), never from a list fixed in code.
@@ -15,7 +15,7 @@ from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from torchscan import crawl_module, measure_flops
 from torchscan.report.schema import LEGACY_OPERATOR_METHOD, OPERATOR_METHOD
-from torchscan.views.method_note import method_note, method_split
+from torchscan.views.common.method_note import method_note, method_split
 
 
 def _flop_report(by_operator: dict[str, int], covered: list[str], method: str = OPERATOR_METHOD) -> dict:

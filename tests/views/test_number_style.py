@@ -1,4 +1,4 @@
-"""The one number style of every page (views-3.md 5, views/number_style.py)."""
+"""The one number style of every page (views-3.md 5, views/common/number_style.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from torchscan.report.schema import NOT_APPLICABLE, metric_result
-from torchscan.views.number_style import (
+from torchscan.views.common.number_style import (
     change,
     duration,
     measure,

@@ -13,8 +13,8 @@ from view_reports import benchmark_report
 
 from torchscan import crawl_module
 from torchscan.report.schema import metric_result
+from torchscan.views.common.roofline_svg import roofline_section
 from torchscan.views.render import render_report
-from torchscan.views.roofline_svg import roofline_section
 
 NS = "{http://www.w3.org/2000/svg}"
 FACTS = {"name": "test <b>&", "peak_flops_per_second": 100.0, "memory_bandwidth_bytes_per_second": 50.0}

@@ -12,8 +12,8 @@ from tests.report.scaling_reports import scaling_report
 from tests.views.view_parse import parse_html
 from tests.views.view_reports import P
 from torchscan import render_report
-from torchscan.views.scaling_html import polynomial_text, summary_text
-from torchscan.views.scaling_svg import top_parts
+from torchscan.views.scaling.figure import top_parts
+from torchscan.views.scaling.page import polynomial_text, summary_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 

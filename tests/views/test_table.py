@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from torchscan import crawl_module, summary
-from torchscan.views.table import COLUMNS, format_table
-from torchscan.views.table_rows import RowModel
+from torchscan.views.analysis.table import COLUMNS, format_table
+from torchscan.views.analysis.table_rows import RowModel
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -340,7 +340,7 @@ def test_a_report_saved_without_not_called_rows_bounds_the_incl_counts() -> None
 
 
 def test_numbers_never_use_e_notation() -> None:
-    from torchscan.views.table import si
+    from torchscan.views.analysis.table import si
 
     assert si(1e-9, "x") == "0.000000001 x"
     assert si(1 / 3, "") == "0.333333"

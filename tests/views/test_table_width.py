@@ -23,8 +23,8 @@ from torch import nn
 from torchscan import crawl_module, summary
 from torchscan.cli import main
 from torchscan.demo import build_cnn, build_transformer
-from torchscan.views import table_layout
-from torchscan.views.table import format_table
+from torchscan.views.analysis import table_layout
+from torchscan.views.analysis.table import format_table
 
 GOLDEN = Path(__file__).parent / "golden"
 WIDTHS = (80, 100, 120, 200)

@@ -191,7 +191,7 @@ def readout(browser: Browser, figure: str) -> str:
 def test_memory_page_hover_zoom_and_both_runs(browser: Browser, tmp_path: Path) -> None:
     from memory_reports import memory_report
 
-    from torchscan.views.number_style import quantity
+    from torchscan.views.common.number_style import quantity
 
     before, after = memory_report(), memory_report()
     open_page(browser, tmp_path, render_report(after, before=before, title="MLP"), "memory.html")

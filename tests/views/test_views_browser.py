@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from view_reports import P, keyboard_report, m, resnet50_report
 
-from torchscan.views.embed import decode
+from torchscan.views.common.embed import decode
 from torchscan.views.render import render_report
 
 pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
@@ -49,7 +49,7 @@ def node_id(document_data: dict[str, Any], path: str, view: str = "module_flops"
 
 
 def ids_of(browser: Browser) -> dict[str, str]:
-    # The page embeds its data compactly (torchscan.views.embed); decode it here, not in the page.
+    # The page embeds its data compactly (torchscan.views.common.embed); decode it here, not in the page.
     text = browser.eval("document.getElementById('torchscan-data').textContent")
     groups = decode(json.loads(text))["maps"]["module_flops"]["groups"]
     return {n["path"]: n["id"] for n in groups[0]["nodes"]}

@@ -27,8 +27,8 @@ from view_reports import (
     resnet50_report,
 )
 
-from torchscan.views.delta_words import short_text
-from torchscan.views.embed import decode
+from torchscan.views.common.embed import decode
+from torchscan.views.comparison.delta_words import short_text
 from torchscan.views.render import render_report
 
 pytest.importorskip("websocket", reason="websocket-client is not installed (pip install websocket-client)")
@@ -134,7 +134,7 @@ def test_lazy_panels_match_static_ones(
     elif case == "not_called":
         report = not_called_report()
     static = render_report(report, before=before, title=title, metric="module_flops")
-    monkeypatch.setattr("torchscan.views.html.LAZY_LAYER_LIMIT", -1)
+    monkeypatch.setattr("torchscan.views.analysis.explorer.LAZY_LAYER_LIMIT", -1)
     lazy = render_report(report, before=before, title=title, metric="module_flops")
     assert lazy.count('data-lazy="true"') == len(VIEWS) - 1 and static.count('data-lazy="true"') == 0
     open_page(browser, tmp_path, static, "static.html")

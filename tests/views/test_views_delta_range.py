@@ -11,7 +11,7 @@ from torch import nn
 from torchscan import crawl_module, render_report
 from torchscan.report.diff import metric_diff
 from torchscan.report.schema import metric_result
-from torchscan.views.text import missing_delta_text
+from torchscan.views.common.text import missing_delta_text
 
 BEYOND = "delta beyond float range (both sides complete; the difference does not fit a float)"
 
@@ -48,7 +48,7 @@ def test_explorer_comparison_says_the_delta_overflowed() -> None:
 
 def test_card_and_snapshot_wording_share_the_reason() -> None:
     # The explorer's comparison cards (panel_data.change_words) say it too, not only the appendix.
-    from torchscan.views.panel_data import change_words
+    from torchscan.views.analysis.panel_data import change_words
 
     overflow = metric_diff(_signed(-1.7e308), _signed(1.7e308), "effective_padding")
     assert change_words(overflow) == f"unavailable · {BEYOND}"

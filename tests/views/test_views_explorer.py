@@ -10,11 +10,11 @@ import pytest
 from view_parse import embedded_data, parse_html
 from view_reports import P, finish, hostile_report, layer, m, resnet50_report, tiny_report
 
-from torchscan.views.default_view import most_complete_view
-from torchscan.views.embed import decode, encode
-from torchscan.views.html import LAZY_LAYER_LIMIT
+from torchscan.views.analysis.default_view import most_complete_view
+from torchscan.views.analysis.explorer import LAZY_LAYER_LIMIT
+from torchscan.views.analysis.tree_order import path_order
+from torchscan.views.common.embed import decode, encode
 from torchscan.views.render import render_report
-from torchscan.views.tree_order import path_order
 
 OP = "torch.utils.flop_counter.FlopCounterMode"
 

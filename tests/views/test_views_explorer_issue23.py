@@ -11,11 +11,11 @@ from test_views_explorer import OP
 from view_parse import embedded_data, parse_html
 from view_reports import finish, keyboard_report, layer, m, tiny_report
 
-from torchscan.views.delta_words import relative, short_delta, short_measure, short_text
-from torchscan.views.geometry import FOREIGN_REASON, INCOMPLETE_REASON
-from torchscan.views.number_style import quantity
+from torchscan.views.analysis.geometry import FOREIGN_REASON, INCOMPLETE_REASON
+from torchscan.views.analysis.tree_order import call_ordered
+from torchscan.views.common.number_style import quantity
+from torchscan.views.comparison.delta_words import relative, short_delta, short_measure, short_text
 from torchscan.views.render import render_report
-from torchscan.views.tree_order import call_ordered
 
 
 def forward_report() -> dict[str, Any]:

@@ -10,7 +10,7 @@ from torch import nn
 
 from torchscan import crawl_module, render_report
 from torchscan.demo import build_transformer
-from torchscan.views.evidence import build_data
+from torchscan.views.analysis.evidence import build_data
 
 
 class AttentionModel(nn.Module):

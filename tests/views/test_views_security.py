@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from view_parse import parse_html
 from view_reports import BIDI, P, benchmark_report, hostile_report
 
-from torchscan.views.embed import decode
+from torchscan.views.common.embed import decode
 from torchscan.views.render import render_report
 
 NS = "{http://www.w3.org/2000/svg}"

@@ -9,8 +9,8 @@ import pytest
 from view_parse import parse_html
 from view_reports import benchmark_comparison, benchmark_report, m
 
+from torchscan.views.common.strip_svg import NOISY_RATIO, block_averages, is_noisy, quantile
 from torchscan.views.render import render_report
-from torchscan.views.strip_svg import NOISY_RATIO, block_averages, is_noisy, quantile
 
 TIMER = "torch.utils.benchmark.Timer"
 SVG_NS = "{http://www.w3.org/2000/svg}"

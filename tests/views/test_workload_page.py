@@ -12,9 +12,9 @@ from view_parse import parse_html
 from view_reports import benchmark_comparison, benchmark_report, m
 
 from torchscan import measure_workload
-from torchscan.views.benchmark_html import ordered_totals
+from torchscan.views.benchmark.page import ordered_totals
+from torchscan.views.common.workload_svg import phase_section, workload_roofline_section
 from torchscan.views.render import render_report
-from torchscan.views.workload_svg import phase_section, workload_roofline_section
 
 TIMER = "torch.utils.benchmark.Timer"
 E_NOTATION = re.compile(r"\d[eE][+-]?\d")

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from torchscan.views.embed import decode
+from torchscan.views.common.embed import decode
 
 VOID = {"meta", "input", "br", "link", "img", "hr", "col", "area", "base", "embed", "source", "wbr", "track"}
 SVG_SELF_CLOSING = {"rect", "line", "path", "circle", "stop"}

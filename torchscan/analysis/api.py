@@ -294,9 +294,9 @@ def summary(
     ``width`` is the table's characters per line (an int >= 40, else ``ValueError``); ``None``
     takes the terminal's (``shutil.get_terminal_size``: ``COLUMNS`` when set, 120 when output is
     not a terminal). Names and shapes shorten first; then columns drop in a stated order, named in
-    the footer (``torchscan.views.table_layout.DROP_ORDER``); numbers are never cut.
+    the footer (``torchscan.views.analysis.table_layout.DROP_ORDER``); numbers are never cut.
 
-    ``col_names`` picks the columns (``torchscan.views.table.COLUMNS``; ``None``: output shape,
+    ``col_names`` picks the columns (``torchscan.views.analysis.table.COLUMNS``; ``None``: output shape,
     parameters, trainable, module FLOPs and their share of the total). ``max_depth=None`` picks the
     deepest depth whose table fits about 60 lines; ``fold=True`` prints repeated identical blocks
     once as ``(×N)``, showing one block's (inclusive) values. ``operator_flops=True`` adds a column
@@ -312,8 +312,8 @@ def summary(
     (unknown, not 0). The analysis itself still runs one eval/no-grad forward: the column comes
     from the MemoryReport's own run.
     """
-    from torchscan.views.table import check_table_options, format_table
-    from torchscan.views.table_layout import check_width, terminal_width
+    from torchscan.views.analysis.table import check_table_options, format_table
+    from torchscan.views.analysis.table_layout import check_width, terminal_width
 
     for name, flag in (
         ("receptive_field", receptive_field),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from torchscan.views.diagnostic_groups import escape_control
+from torchscan.views.common.diagnostic_groups import escape_control
 
 
 def _key(entry: Mapping[str, Any]) -> tuple[str, int]:

@@ -12,8 +12,8 @@ import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from torchscan.views.method_note import method_note
-from torchscan.views.text import duration, fixed, human, relative
+from torchscan.views.common.method_note import method_note
+from torchscan.views.common.text import duration, fixed, human, relative
 
 MIB = 1024 * 1024
 PHASES = ("forward", "backward", "optimizer", "recompute")

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace, write: Any, dump: Any, render: Any) -> int:
     model.eval()
     ids = prompt(model, args.prompt_tokens)
     from torchscan import measure_generation
-    from torchscan.views.generation_html import summary_text
+    from torchscan.views.generation.page import summary_text
 
     stream = sys.stderr if "-" in (args.json, args.html, args.svg) else sys.stdout
     with contextlib.redirect_stdout(stream):  # keep `--json -` parseable

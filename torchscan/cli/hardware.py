@@ -15,7 +15,7 @@ from torchscan.cli.format import figure, seconds, si
 from torchscan.cli.targets import UsageError
 from torchscan.report.hardware import check_hardware
 from torchscan.report.schema import HardwareFacts
-from torchscan.views.text import human, percent
+from torchscan.views.common.text import human, percent
 
 if TYPE_CHECKING:
     from torch import nn

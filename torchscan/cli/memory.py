@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from torchscan.report.memory_schema import CATEGORIES, PHASES
-from torchscan.views.diagnostic_groups import escape_control
-from torchscan.views.memory_text import (
+from torchscan.views.common.diagnostic_groups import escape_control
+from torchscan.views.memory.text import (
     CATEGORY_LABELS,
     figure_text,
     place_text,
@@ -93,7 +93,7 @@ def memory_lines(report: Mapping[str, Any], target: str, what: str) -> list[str]
 
 def comparison_lines(diff: Mapping[str, Any]) -> list[str]:
     """The terminal table of a MemoryDiff: before, after and delta of every figure (unknown stays unknown)."""
-    from torchscan.views.memory_text import compact_bytes, delta_bytes_text
+    from torchscan.views.memory.text import compact_bytes, delta_bytes_text
 
     rows = [("peak", diff["peak"]), ("baseline", diff["baseline"])]
     rows += [(f"{CATEGORY_LABELS[name]} at the peak", diff["at_peak"][name]) for name in CATEGORIES]

@@ -59,7 +59,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """``torchscan demo``: analyse the built-in models, print their tables, write JSON and HTML."""
     from torchscan import crawl_module
     from torchscan.demo import DEMO_MODELS
-    from torchscan.views.table import format_table
+    from torchscan.views.analysis.table import format_table
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -81,7 +81,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def table_width(args: argparse.Namespace) -> int:
     """``--width``, else the terminal's (views-3.md 2: 120 when not a terminal and COLUMNS unset)."""
-    from torchscan.views.table_layout import terminal_width
+    from torchscan.views.analysis.table_layout import terminal_width
 
     return args.width if args.width is not None else terminal_width()
 
@@ -100,7 +100,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     with status_line(f"loading {args.target} …") as status:
         _target, model, spec = load_model(args)
         from torchscan import IncompleteAnalysisError, crawl_module
-        from torchscan.views.table import format_table
+        from torchscan.views.analysis.table import format_table
 
         if status is not None:
             status.set(f"analysing {args.target} …")

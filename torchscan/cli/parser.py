@@ -14,8 +14,8 @@ from torchscan._version import __version__
 from torchscan.cli.memory import DEVICE_HELP as MEMORY_DEVICE_HELP
 from torchscan.cli.targets import UsageError
 from torchscan.report.names import has_control
-from torchscan.views.geometry import VIEWS
-from torchscan.views.table import COLUMNS, DEFAULT_COLUMNS
+from torchscan.views.analysis.geometry import VIEWS
+from torchscan.views.analysis.table import COLUMNS, DEFAULT_COLUMNS
 
 # render.md: without --metric the HTML opens the most complete compute view of the report and an
 # SVG snapshot shows Module FLOPs (render_report's own defaults; the CLI passes None through).
@@ -116,7 +116,7 @@ def _view(text: str) -> str:
 
 def _columns(text: str) -> tuple[str, ...]:
     """``--columns a,b,c``: the ``col_names`` of ``summary``, checked by the table view itself."""
-    from torchscan.views.table import check_table_options
+    from torchscan.views.analysis.table import check_table_options
 
     names = [name.strip() for name in _text(text).split(",")]
     if not all(names):
@@ -186,7 +186,7 @@ def _add_html(parser: argparse.ArgumentParser, *, svg: bool = True, metric: bool
 
 def _width(text: str) -> int:
     """``--width N``: the table's characters per line, checked by the table view itself."""
-    from torchscan.views.table_layout import check_width
+    from torchscan.views.analysis.table_layout import check_width
 
     try:
         return check_width(int(text))

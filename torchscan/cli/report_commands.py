@@ -138,7 +138,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     """``torchscan merge``: one report from the per-rank reports of a distributed job."""
     from torchscan import merge_reports
-    from torchscan.views.merged_html import merged_summary
+    from torchscan.views.merged.page import merged_summary
 
     files.check_outputs({"--json": args.json, "--html": args.html}, [Path(p) for p in args.reports])
     reports = [files.load_report(path) for path in args.reports]

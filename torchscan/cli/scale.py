@@ -222,7 +222,7 @@ def run(args: argparse.Namespace, write: Any, dump: Any, render: Any) -> int:
     from torchscan import measure_scaling
     from torchscan.cli.status import status_line
     from torchscan.measure.progress import describe
-    from torchscan.views.scaling_html import summary_text
+    from torchscan.views.scaling.page import summary_text
 
     stream = sys.stderr if "-" in (args.json, args.html, args.svg) else sys.stdout
     dtype_names = [str(d).removeprefix("torch.") for d in dtypes]

@@ -33,7 +33,7 @@ from torchscan.report.workload_schema import BenchmarkReport, ProfileStatus
 from torchscan.runtime.arguments import check_bool, check_names
 from torchscan.runtime.device import Device, resolve_device
 from torchscan.runtime.torch_versions import untested_torch_diagnostics
-from torchscan.views.text import human
+from torchscan.views.common.text import human
 
 METRICS = ("flops", "latency", "throughput", "memory", "memory_ledger")
 UNAVAILABLE = "unavailable"

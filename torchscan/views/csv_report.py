@@ -15,8 +15,8 @@ import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from torchscan.views.row_values import is_called, is_covered, own_result
-from torchscan.views.table_rows import RowModel
+from torchscan.views.analysis.row_values import is_called, is_covered, own_result
+from torchscan.views.analysis.table_rows import RowModel
 
 # The additive metrics of a layer row: module formulas (own share or recorded value) and operator
 # FLOPs (own frame, inclusive as recorded).

@@ -57,7 +57,7 @@ def _html_only(kind: str, format: str) -> None:
 
 def _flop(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
     from torchscan.report.validate_operators import validate_flop_report
-    from torchscan.views.flop_page import flop_svg, render_flop_page
+    from torchscan.views.flops.flop_page import flop_svg, render_flop_page
 
     _no_before("flop", before)
     _no_metric("flop", metric)
@@ -67,7 +67,7 @@ def _flop(report: Any, *, format: str, before: Any, metric: Any, title: str) -> 
 
 def _profile(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
     from torchscan.report.validate_benchmark import validate_profile_report
-    from torchscan.views.profile_page import profile_svg, render_profile_page
+    from torchscan.views.flops.profile_page import profile_svg, render_profile_page
 
     _no_before("profile", before)
     _no_metric("profile", metric)
@@ -77,7 +77,7 @@ def _profile(report: Any, *, format: str, before: Any, metric: Any, title: str) 
 
 def _benchmark(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
     from torchscan.report.validate import validate_benchmark_report
-    from torchscan.views.benchmark_html import render_benchmark
+    from torchscan.views.benchmark.page import render_benchmark
 
     _html_only("benchmark", format)
     _no_before("benchmark", before)
@@ -87,7 +87,7 @@ def _benchmark(report: Any, *, format: str, before: Any, metric: Any, title: str
 
 def _benchmark_comparison(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
     from torchscan.report.validate import validate_benchmark_comparison
-    from torchscan.views.benchmark_html import render_benchmark_comparison
+    from torchscan.views.benchmark.page import render_benchmark_comparison
 
     _html_only("benchmark_comparison", format)
     _no_before("benchmark_comparison", before)
@@ -97,7 +97,7 @@ def _benchmark_comparison(report: Any, *, format: str, before: Any, metric: Any,
 
 def _merged(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
     from torchscan.report.validate_merged import validate_merged_report
-    from torchscan.views.merged_html import render_merged
+    from torchscan.views.merged.page import render_merged
 
     _html_only("merged", format)
     _no_before("merged", before)
@@ -107,8 +107,8 @@ def _merged(report: Any, *, format: str, before: Any, metric: Any, title: str) -
 
 def _generation(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
     from torchscan.report.validate_generation import validate_generation_report
-    from torchscan.views.generation_html import render_generation
-    from torchscan.views.generation_svg import generation_svg
+    from torchscan.views.generation.figure import generation_svg
+    from torchscan.views.generation.page import render_generation
 
     _no_before("generation", before)
     _no_metric("generation", metric)
@@ -117,15 +117,15 @@ def _generation(report: Any, *, format: str, before: Any, metric: Any, title: st
 
 
 def _memory(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.views.memory_render import render_memory_report
+    from torchscan.views.memory.render import render_memory_report
 
     return render_memory_report(report, before, format=format, title=title)  # metric does not apply
 
 
 def _scaling(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
     from torchscan.report.validate_scaling import validate_scaling_report
-    from torchscan.views.scaling_html import render_scaling
-    from torchscan.views.scaling_svg import scaling_svg
+    from torchscan.views.scaling.figure import scaling_svg
+    from torchscan.views.scaling.page import render_scaling
 
     _no_before("scaling", before)
     _no_metric("scaling", metric)

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from torchscan.report.validate import check_text, report_kind, validate_analysis_report
-from torchscan.views.default_view import most_complete_view
-from torchscan.views.geometry import VIEWS
+from torchscan.views.analysis.default_view import most_complete_view
+from torchscan.views.analysis.geometry import VIEWS
 from torchscan.views.page_kinds import unknown_kind_message
 
 FORMATS = ("html", "svg", "csv")
@@ -88,17 +88,17 @@ def render_report(
     gate: list[str] = []
     if before is not None:
         validate_analysis_report(before, "before")
-        from torchscan.views.comparison import checked_diff, gate_reasons
+        from torchscan.views.comparison.gate import checked_diff, gate_reasons
 
         gate = gate_reasons(before, report)
         diff = checked_diff(before, report, gate)
     if format == "svg":
-        from torchscan.views.svg import render_svg
+        from torchscan.views.analysis.snapshot import render_svg
 
         # A snapshot keeps the historical default so saved SVGs stay comparable across versions.
         metric = metric or "module_flops"
         return render_svg(report, before, diff, gate, title=title, metric=metric)
-    from torchscan.views.html import render_explorer
+    from torchscan.views.analysis.explorer import render_explorer
 
     if metric is None:
         metric = most_complete_view(report)
