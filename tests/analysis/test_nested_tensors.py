@@ -20,8 +20,8 @@ from torch import nn
 
 import torchscan
 from torchscan.report.validate import validate_report
-from torchscan.report.validate_memory import validate_memory_report
-from torchscan.report.validate_operators import validate_operator_report
+from torchscan.report.validate.memory import validate_memory_report
+from torchscan.report.validate.operators import validate_operator_report
 
 NESTED_KEYS = ["device", "dtype", "kind", "requires_grad"]
 

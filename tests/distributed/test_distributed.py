@@ -21,7 +21,7 @@ import dist_scenarios  # noqa: E402
 
 import torchscan  # noqa: E402
 from torchscan.report.validate import validate_report  # noqa: E402
-from torchscan.report.validate_operators import validate_flop_report  # noqa: E402
+from torchscan.report.validate.operators import validate_flop_report  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from torchscan import measure_flops, render_report
-from torchscan.report.validate_operators import validate_flop_report
+from torchscan.report.validate.operators import validate_flop_report
 
 
 class MLP(nn.Module):

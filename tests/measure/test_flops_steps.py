@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from torchscan import measure_flops
-from torchscan.report.validate_operators import validate_flop_report
+from torchscan.report.validate.operators import validate_flop_report
 
 F32, I64 = 4, 8
 

@@ -94,6 +94,6 @@ def test_partial_flops_never_give_a_complete_roofline():
 
 
 def test_the_hand_written_flop_report_is_a_valid_flop_report():
-    from torchscan.report.validate_operators import validate_flop_report
+    from torchscan.report.validate.operators import validate_flop_report
 
     validate_flop_report(flop_report())

@@ -13,7 +13,7 @@ from test_merge_reports import benchmark_report, flop_report
 
 from torchscan.report.merge import merge_reports
 from torchscan.report.validate import validate_report
-from torchscan.report.validate_merged import validate_merged_report
+from torchscan.report.validate.merged import validate_merged_report
 from torchscan.views.merged.page import merged_summary
 from torchscan.views.render import render_report
 

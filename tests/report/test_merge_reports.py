@@ -12,8 +12,8 @@ import pytest
 from torchscan.report.merge import merge_reports
 from torchscan.report.schema import COMMUNICATION_METHOD, OPERATOR_METHOD, metric_result
 from torchscan.report.validate import validate_report
-from torchscan.report.validate_merged import validate_merged_report
-from torchscan.report.validate_operators import validate_flop_report
+from torchscan.report.validate.merged import validate_merged_report
+from torchscan.report.validate.operators import validate_flop_report
 
 
 def _flops(status, value, scope="workload"):
@@ -197,7 +197,7 @@ def test_invalid_merged_report_is_named():
 def test_merge_does_not_import_torch():
     code = (
         "import sys; from torchscan.report.merge import merge_reports; "
-        "import torchscan.views.merged.page, torchscan.report.validate_merged; "
+        "import torchscan.views.merged.page, torchscan.report.validate.merged; "
         "sys.exit(1 if 'torch' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

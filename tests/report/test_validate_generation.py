@@ -9,7 +9,7 @@ import pytest
 
 from tests.report.generation_reports import generation_report
 from torchscan.report.validate import load_report, report_kind, validate_report
-from torchscan.report.validate_generation import validate_generation_report
+from torchscan.report.validate.generation import validate_generation_report
 
 
 def test_the_hand_written_report_and_its_arithmetic():

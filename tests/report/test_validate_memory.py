@@ -12,7 +12,7 @@ import pytest
 from torchscan.report.memory_schema import CATEGORIES, METHOD, PHASES
 from torchscan.report.schema import metric_result
 from torchscan.report.validate import load_report, report_kind, validate_report
-from torchscan.report.validate_memory import validate_memory_report
+from torchscan.report.validate.memory import validate_memory_report
 
 
 def _bytes(value: int | None, scope: str, status: str = "complete") -> Any:

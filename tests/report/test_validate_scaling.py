@@ -11,7 +11,7 @@ import pytest
 
 from tests.report.scaling_reports import scaling_report
 from torchscan.report.validate import load_report, report_kind, validate_report
-from torchscan.report.validate_scaling import validate_scaling_report
+from torchscan.report.validate.scaling import validate_scaling_report
 
 
 def test_the_hand_written_report_and_its_fits():

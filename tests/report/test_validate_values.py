@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from torchscan.analysis.inputs import FAILED, describe
-from torchscan.report.validate_values import check_call_io, check_value_meta, declared_keys
+from torchscan.report.validate.values import check_call_io, check_value_meta, declared_keys
 from torchscan.report.values_schema import VALUE_KINDS
 
 

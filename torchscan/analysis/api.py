@@ -333,7 +333,7 @@ def summary(
     if width is not None:
         check_width(width)
     if memory is not None:
-        from torchscan.report.validate_memory import validate_memory_report
+        from torchscan.report.validate.memory import validate_memory_report
 
         validate_memory_report(memory, "memory")
     from torchscan.analysis.build import IncompleteAnalysisError

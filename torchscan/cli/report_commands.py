@@ -23,7 +23,7 @@ BENCHMARK_REFUSAL = (
 
 
 def validate(report: dict[str, Any], path: str) -> None:
-    """Validate a loaded report by its kind (report/validate.py); invalid is a usage error."""
+    """Validate a loaded report by its kind (report/validate/__init__.py); invalid is a usage error."""
     from torchscan.report.validate import validate_report
 
     with bad_report(f"invalid report {path!r}"):

@@ -80,7 +80,7 @@ def check_hardware(hardware: object, name: str = "hardware") -> HardwareFacts:
     return cast(HardwareFacts, checked)
 
 
-# --- saved reports (called by report/validate.py, which names the location) -----------------
+# --- saved reports (called by report/validate/__init__.py, which names the location) -----------------
 
 
 def check_saved_hardware(context: Mapping[str, Any], where: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any, Final, Literal, TypedDict
 from torchscan.report.diff import metric_diff
 from torchscan.report.memory_schema import CATEGORIES, PHASES, ModuleCallRef, PhaseName
 from torchscan.report.schema import MetricDiff
-from torchscan.report.validate_memory import validate_memory_report
+from torchscan.report.validate.memory import validate_memory_report
 from torchscan.report.workload_schema import ContextChange
 
 MEMORY_COMPARISON: Final = "memory_comparison"

@@ -27,7 +27,7 @@ from torchscan.report.validate import (
     validate_analysis_report,
     validate_benchmark_report,
 )
-from torchscan.report.validate_operators import validate_flop_report
+from torchscan.report.validate.operators import validate_flop_report
 
 SUM_SCOPE = "sum_over_ranks"
 MAX_SCOPE = "max_over_ranks"

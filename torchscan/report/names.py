@@ -1,7 +1,7 @@
 """Model-supplied names made valid report text (issue #20, item 5). Pure, no torch import.
 
 Module names, class names and profiler labels come from the model. A report must be valid XML 1.0
-text to render (report/validate_core.py ``check_text``) and must never drive a terminal, so every
+text to render (report/validate/core.py ``check_text``) and must never drive a terminal, so every
 producer passes names through :func:`report_name`: control characters (C0 including tab and
 newline, DEL, C1), lone surrogates and U+FFFE/U+FFFF become the visible escapes ``\\xNN`` or
 ``\\uNNNN`` — the same spelling the table views use. A clean name is returned unchanged, so the

@@ -1,7 +1,7 @@
 """Value metadata: what a call's inputs and outputs were, never their values (analysis.md 5.4).
 
 A recursive tree of small dicts keyed by ``kind``, one ``TypedDict`` per kind: the validator
-(``report/validate_values.py``) reads their key sets, the JSON Schemas their declarations. Also the
+(``report/validate/values.py``) reads their key sets, the JSON Schemas their declarations. Also the
 :class:`WireShape` annotation the schemas read. Never imports torch.
 """
 
@@ -25,7 +25,7 @@ class WireShape:
 
 # Metadata is a recursive tree of small dicts keyed by ``kind`` (analysis.md 5.4, truth.md 6).
 # Producers build it as plain dicts; the TypedDicts below are its wire shape, one per ``kind``: the
-# validator (report/validate_values.py) reads their key sets, the JSON Schemas their declarations.
+# validator (report/validate/values.py) reads their key sets, the JSON Schemas their declarations.
 
 
 class TensorValue(TypedDict):

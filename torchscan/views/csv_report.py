@@ -300,13 +300,13 @@ def benchmark_csv(report: Mapping[str, Any]) -> str:
 
 
 def _validate_memory(report: Any) -> None:
-    from torchscan.report.validate_memory import validate_memory_report
+    from torchscan.report.validate.memory import validate_memory_report
 
     validate_memory_report(report)
 
 
 def _validate_flop(report: Any) -> None:
-    from torchscan.report.validate_operators import validate_flop_report
+    from torchscan.report.validate.operators import validate_flop_report
 
     validate_flop_report(report)
 

@@ -56,7 +56,7 @@ def _html_only(kind: str, format: str) -> None:
 
 
 def _flop(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.report.validate_operators import validate_flop_report
+    from torchscan.report.validate.operators import validate_flop_report
     from torchscan.views.flops.flop_page import flop_svg, render_flop_page
 
     _no_before("flop", before)
@@ -66,7 +66,7 @@ def _flop(report: Any, *, format: str, before: Any, metric: Any, title: str) -> 
 
 
 def _profile(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.report.validate_benchmark import validate_profile_report
+    from torchscan.report.validate.benchmark import validate_profile_report
     from torchscan.views.flops.profile_page import profile_svg, render_profile_page
 
     _no_before("profile", before)
@@ -96,7 +96,7 @@ def _benchmark_comparison(report: Any, *, format: str, before: Any, metric: Any,
 
 
 def _merged(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.report.validate_merged import validate_merged_report
+    from torchscan.report.validate.merged import validate_merged_report
     from torchscan.views.merged.page import render_merged
 
     _html_only("merged", format)
@@ -106,7 +106,7 @@ def _merged(report: Any, *, format: str, before: Any, metric: Any, title: str) -
 
 
 def _generation(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.report.validate_generation import validate_generation_report
+    from torchscan.report.validate.generation import validate_generation_report
     from torchscan.views.generation.figure import generation_svg
     from torchscan.views.generation.page import render_generation
 
@@ -123,7 +123,7 @@ def _memory(report: Any, *, format: str, before: Any, metric: Any, title: str) -
 
 
 def _scaling(report: Any, *, format: str, before: Any, metric: Any, title: str) -> str:
-    from torchscan.report.validate_scaling import validate_scaling_report
+    from torchscan.report.validate.scaling import validate_scaling_report
     from torchscan.views.scaling.figure import scaling_svg
     from torchscan.views.scaling.page import render_scaling
 

@@ -14,7 +14,7 @@ def render_memory_report(report: Any, before: Any, *, format: str, title: str) -
     one bytes axis); ``format="html"`` is the page, with both timelines and the per-category deltas
     when ``before`` is given. A MemoryReport is never mixed with another report kind.
     """
-    from torchscan.report.validate_memory import validate_memory_report
+    from torchscan.report.validate.memory import validate_memory_report
 
     if report_kind(report) != "memory":
         raise ValueError(

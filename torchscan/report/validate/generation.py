@@ -21,7 +21,7 @@ from torchscan.report.generation_schema import (
     TIMING_NAMES,
 )
 from torchscan.report.hardware import ANALYSIS_FIGURES, check_saved_figures, check_saved_hardware
-from torchscan.report.validate_core import (
+from torchscan.report.validate.core import (
     check_diagnostics,
     check_metric_result,
     child,
@@ -32,7 +32,7 @@ from torchscan.report.validate_core import (
     require_list,
     require_object,
 )
-from torchscan.report.validate_operators import validate_operator_report
+from torchscan.report.validate.operators import validate_operator_report
 
 _TEXT_OR_NULL = ("device", "cache_class", "attention_implementation")
 _COUNT_OR_NULL = ("batch_size", "prompt_tokens", "max_new_tokens")

@@ -2,7 +2,7 @@
 
 Every failure is a ``ValueError`` whose message starts with the exact location of the problem
 (``at_peak.by_category.gradients.scope``). Built from the shared blocks of
-:mod:`torchscan.report.validate_core`. This module never imports torch.
+:mod:`torchscan.report.validate.core`. This module never imports torch.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from torchscan.report.memory_schema import (
     SCOPE_START,
     SCOPE_WORKLOAD,
 )
-from torchscan.report.validate_core import (
+from torchscan.report.validate.core import (
     check_diagnostics,
     check_metric_result,
     child,
@@ -33,7 +33,7 @@ from torchscan.report.validate_core import (
     require_object,
     require_string,
 )
-from torchscan.report.validate_merged import check_context_distributed
+from torchscan.report.validate.merged import check_context_distributed
 
 
 def _check_bytes(result: Any, where: str, scope: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from torchscan.report.diff import checked_delta
 from torchscan.report.hardware import WORKLOAD_FIGURES, check_saved_figures, check_saved_hardware
-from torchscan.report.validate_core import (
+from torchscan.report.validate.core import (
     check_diagnostics,
     check_json_tree,
     check_metric_result,
@@ -26,9 +26,9 @@ from torchscan.report.validate_core import (
     require_object,
     require_string,
 )
-from torchscan.report.validate_memory import validate_memory_report
-from torchscan.report.validate_merged import check_context_distributed, check_distributed_parts
-from torchscan.report.validate_operators import check_phases
+from torchscan.report.validate.memory import validate_memory_report
+from torchscan.report.validate.merged import check_context_distributed, check_distributed_parts
+from torchscan.report.validate.operators import check_phases
 
 TIMING_TOTALS = ("first_call_latency", "latency", "latency_iqr", "throughput")
 COMPATIBLE_CONTEXT_KEYS = (

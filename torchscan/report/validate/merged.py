@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchscan.report.schema import COMMUNICATION_METHOD, SCHEMA_VERSION
-from torchscan.report.validate_core import (
+from torchscan.report.validate.core import (
     check_diagnostics,
     check_json_tree,
     check_metric_result,

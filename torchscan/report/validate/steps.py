@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchscan.report.schema import ATTENTION_KV_METHOD, NOT_APPLICABLE, OPERATOR_BYTES_METHOD
-from torchscan.report.validate_core import check_metric_result, child, fail, is_count, require_object
+from torchscan.report.validate.core import check_metric_result, child, fail, is_count, require_object
 
 STEP_KEYS = ("attention_kv_bytes", "flops", "index", "input_tokens", "operator_bytes")
 OUTSIDE_KEYS = ("attention_kv_bytes", "flops", "operator_bytes")

@@ -27,7 +27,7 @@ from torchscan.report.scaling_schema import (
     SCALING_REPORT,
 )
 from torchscan.report.schema import STATUSES
-from torchscan.report.validate_core import (
+from torchscan.report.validate.core import (
     check_diagnostics,
     check_metric_result,
     child,

@@ -3,14 +3,15 @@
 Rendering and comparison both call these validators, so a report that one accepts the other
 accepts too. Every failure is a ``ValueError`` whose message starts with the exact location of the
 problem, e.g. ``layers[3].metrics.macs.status``. No ``TypeError``, ``KeyError`` or
-``RecursionError`` escapes. This module never imports torch.
+``RecursionError`` escapes. This package never imports torch.
 
-This module checks analysis reports and validates any saved report by its kind. The checks of the
-other kinds live beside it: ``validate_core`` (the building blocks), ``validate_operators``
-(FlopReports), ``validate_benchmark`` (benchmark reports and comparisons), ``validate_merged``
-(distributed parts, merged reports), ``validate_generation`` (GenerationReports) and
-``validate_scaling`` (ScalingReports). Their public names are re-exported here (``__all__``), the
-import path callers have always used.
+The room of report validation: this package checks analysis reports and validates any saved report
+by its kind; the checks of the other kinds are its modules: ``core`` (the building blocks),
+``operators`` (FlopReports), ``benchmark`` (benchmark and profile reports, comparisons), ``merged``
+(distributed parts, merged reports), ``generation``, ``memory``, ``scaling``, ``steps``, ``tokens``
+and ``values`` (value metadata). Their public names are re-exported here (``__all__``), the import
+path callers have always used. It imports only the report package's schemas, never torch, analysis,
+measure, process, views or cli.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from torchscan.report.hardware import ANALYSIS_FIGURES, check_saved_figures, check_saved_hardware
 from torchscan.report.schema import COMPUTE_FIELDS
-from torchscan.report.validate_benchmark import (
+from torchscan.report.validate.benchmark import (
     COMPATIBLE_CONTEXT_KEYS,
     TIMING_TOTALS,
     benchmark_metric_diff,
@@ -31,7 +32,7 @@ from torchscan.report.validate_benchmark import (
     validate_benchmark_report,
     validate_profile_report,
 )
-from torchscan.report.validate_core import (
+from torchscan.report.validate.core import (
     MAX_DEPTH,
     check_diagnostic,
     check_diagnostics,
@@ -47,13 +48,13 @@ from torchscan.report.validate_core import (
     require_object,
     require_string,
 )
-from torchscan.report.validate_generation import validate_generation_report
-from torchscan.report.validate_memory import validate_memory_report
-from torchscan.report.validate_merged import check_context_distributed
-from torchscan.report.validate_operators import check_phases, validate_flop_report, validate_operator_report
-from torchscan.report.validate_scaling import validate_scaling_report
-from torchscan.report.validate_tokens import check_token_dependencies
-from torchscan.report.validate_values import check_call_io, check_value_meta
+from torchscan.report.validate.generation import validate_generation_report
+from torchscan.report.validate.memory import validate_memory_report
+from torchscan.report.validate.merged import check_context_distributed
+from torchscan.report.validate.operators import check_phases, validate_flop_report, validate_operator_report
+from torchscan.report.validate.scaling import validate_scaling_report
+from torchscan.report.validate.tokens import check_token_dependencies
+from torchscan.report.validate.values import check_call_io, check_value_meta
 
 __all__ = [
     "ADDITIVE_METRICS",
@@ -265,7 +266,7 @@ def validate_report(report: Any) -> str:
     if kind == "benchmark_comparison":
         validate_benchmark_comparison(report)
     elif kind == "merged":
-        from torchscan.report.validate_merged import validate_merged_report
+        from torchscan.report.validate.merged import validate_merged_report
 
         validate_merged_report(report)
     elif kind == "generation":

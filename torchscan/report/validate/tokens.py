@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchscan.report.schema import ASSUMPTIONS_V1, TOKEN_METHOD
-from torchscan.report.validate_core import child, fail, is_count, require_list, require_object
+from torchscan.report.validate.core import child, fail, is_count, require_list, require_object
 
 RELATION_KINDS = ("all", "same_position", "prefix", "none")
 COMPLETE_KEYS = frozenset({"status", "scope", "method", "output", "sources", "assumptions"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchscan.report.validate_core import (
+from torchscan.report.validate.core import (
     check_diagnostics,
     check_json_tree,
     check_metric_result,
@@ -19,8 +19,8 @@ from torchscan.report.validate_core import (
     require_list,
     require_object,
 )
-from torchscan.report.validate_merged import check_distributed_parts
-from torchscan.report.validate_steps import check_operator_bytes, check_steps
+from torchscan.report.validate.merged import check_distributed_parts
+from torchscan.report.validate.steps import check_operator_bytes, check_steps
 
 _PHASES = ("forward", "backward", "optimizer", "recompute")
 

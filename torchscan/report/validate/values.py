@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ForwardRef, NotRequired, get_origin
 
-from torchscan.report.validate_core import child, fail, is_count
+from torchscan.report.validate.core import child, fail, is_count
 from torchscan.report.values_schema import VALUE_KINDS, MappingEntry
 
 
