@@ -267,3 +267,53 @@ def test_torch_free_layers_never_import_torch(name):
                 seen.add(target)
                 chain[target] = [*chain[current], target]
                 queue.append(target)
+
+
+# issue #35: the rooms of the architecture, lowest first. A room may import the rooms below it, never
+# one above: reports are read by everything and read nothing; formulas are pure functions of shapes.
+FORBIDDEN_ABOVE = {
+    "torchscan.report": (
+        "torchscan.analysis",
+        "torchscan.measure",
+        "torchscan.process",
+        "torchscan.views",
+        "torchscan.cli",
+    ),
+    "torchscan.formulas": (
+        "torchscan.analysis",
+        "torchscan.measure",
+        "torchscan.process",
+        "torchscan.views",
+        "torchscan.cli",
+    ),
+    "torchscan.views": ("torchscan.analysis", "torchscan.measure", "torchscan.process", "torchscan.cli"),
+}
+
+
+@pytest.mark.parametrize("room", sorted(FORBIDDEN_ABOVE))
+def test_lower_rooms_import_nothing_from_higher_ones(room):
+    found = [
+        f"{name} imports {target} ({module.path.relative_to(PACKAGE_ROOT.parent)}:{line})"
+        for name, module in GRAPH.items()
+        if name == room or name.startswith(room + ".")
+        for target, line in module.edges.items()
+        if any(target == above or target.startswith(above + ".") for above in FORBIDDEN_ABOVE[room])
+    ]
+    assert not found, "\n".join(found)
+
+
+PACKAGES = sorted(name for name, module in GRAPH.items() if module.is_package)
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_room_says_what_it_owns(name):
+    """STYLE 14: a package's ``__init__`` opens with what the room owns and what it may import."""
+    doc = ast.get_docstring(GRAPH[name].tree) or ""
+    assert len(doc.split()) >= 20 and doc.rstrip(".").lower() != f"{name.rsplit('.', 1)[-1]} package", name
+    assert "import" in doc, f"{name}: the docstring must say what the room may import"
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_no_library_file_is_over_500_lines(name):
+    lines = GRAPH[name].path.read_text(encoding="utf-8").count("\n")
+    assert lines <= 500, f"{GRAPH[name].path.relative_to(PACKAGE_ROOT.parent)}: {lines} lines (split it)"

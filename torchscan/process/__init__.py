@@ -4,6 +4,9 @@ These are different quantities and are never added together: ``measure_peak_memo
 PyTorch tracks (tensors on CPU, the caching allocator on CUDA/MPS) for one call in this process;
 ``measure_peak_rss`` reports the operating system's peak resident set of a fresh child process over
 its whole lifetime.
+
+It may import ``runtime`` (argument checks, devices, locks), ``report`` and the analysis lock; never
+``measure``, ``views`` or ``cli`` (``measure`` composes it into ``measure_workload``, not the reverse).
 """
 
 from torchscan.process.memory import measure_peak_memory
