@@ -485,6 +485,7 @@ from torchscan.formulas import (  # noqa: E402, F401
     antialias_ops,
     arithmetic_ops,
     attention_kernels,
+    ctc_ops,
     fused_ops,
     linalg_ops,
     operator_layers,

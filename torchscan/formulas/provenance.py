@@ -67,6 +67,12 @@ CORRECTIONS: dict[str, str] = {
         "the kernel's own operators) showed p - 1 runs on pos_weight's elements P before broadcasting "
         "(a per-class (C,) weight on an (N, C) batch: C, not N·C). Now counts 3N + P."
     ),
+    "aten._ctc_loss": (
+        "Ignored as indexing and selection (its data_dependent_output tag), a complete 0. The reference "
+        "re-implementation of the alpha recursion (Graves et al. 2006, eq. 6) showed 14 FLOPs per lattice "
+        "cell and 10 for the likelihood: 2 samples of 64 frames and 6 labels read 0, now 22,952. Now "
+        "counts 14·(T_b − 1)·(2·L_b + 1) + 10 (1 without labels) per sample (ctc_ops)."
+    ),
     "aten.multi_margin_loss": (
         "Counted (C - 1)·(4 + extras) per sample, 0 for a single class. The reference showed a "
         "single-class sample still divides its empty sum by C (1 per sample). Now counts "
