@@ -56,6 +56,17 @@ CORRECTIONS: dict[str, str] = {
         "the kernel (sgn, prod and the permutation's sign multiply for the sign) showed 2n more per matrix "
         "and the LU one less: now 74 + 10 + 14 = 98."
     ),
+    "aten.gelu_backward": (
+        "Counted 24 per element with the tanh approximation, x² computed twice (once in the cube, "
+        "once in u' = c·(1 + 3a·x²)). The re-implementation of the kernel's derivative, which computes "
+        "x_sq once, showed 23. Now 23N (exact GELU unchanged at 11N)."
+    ),
+    "aten.elu_backward": (
+        "Counted 5 per element from the input and 4 from the result whatever the input scale. The "
+        "re-implementation of the derivative, with the forward's convention that a multiply by an input "
+        "scale of 1 is no operation (B.8), showed 4 and 3 for ELU and SELU (CELU's input scale 1/α adds "
+        "one): F.elu on 6 elements read 30, now 24."
+    ),
     "aten.geqrf": (
         "Counted LAWN 41's geqrf polynomial, which prices every column's reflector at 3L + 5 even at "
         "length 1 (a 1×1 QR: 8 FLOPs). The re-implementation of dgeqr2 showed dlarfg returns tau = 0 "
