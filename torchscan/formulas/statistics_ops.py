@@ -109,15 +109,6 @@ def scan_helper(args: tuple, kwargs: dict, out: object) -> int:
     return inputs - inputs // width if width else 0
 
 
-@register("logcumsumexp", "_logcumsumexp")
-def log_cumulative_sum_exp(args: tuple, kwargs: dict, out: object) -> int:
-    """``6·(in − in / width)``: each step of a scanned row adds the next value in log space,
-    ``max + log1p(exp(min − max))`` (min, max, subtract, ``exp``, ``log1p``, add); the kernel's tests
-    for NaN and infinite values choose a special-case path and are not counted."""
-    inputs, width = elements(args[0]), dim_size(args[0], arg(args, kwargs, 1, "dim"))
-    return 6 * (inputs - inputs // width) if width else 0
-
-
 @register("bincount")
 def bin_count(args: tuple, kwargs: dict, out: object) -> int:
     """``in``: one weight added per input value (``weights`` given: a floating result); counting
