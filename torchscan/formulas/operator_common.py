@@ -225,9 +225,10 @@ def first_operand(args: tuple, kwargs: dict, out: object = None) -> bool:
     return _counts((args[0],))
 
 
-POWER_SUM_SIMPLE_ORDERS = (0, 1, 2, math.inf, -math.inf)
-"""Orders whose ``|x|^ord`` is one operation per element: a comparison with 0, ``abs``, a square, ``abs``
-(then a maximum or minimum); any other order takes ``abs`` and ``pow``."""
+POWER_SUM_SIMPLE_ORDERS = (1, 2)
+"""Orders whose ``|x|^ord`` is one operation per element (``abs``, a square); any other order —
+0 and ±inf included, which ``Σ|x|^ord`` evaluates as powers (``|x|^0 = 1``), not as a count or a
+maximum — takes ``abs`` and ``pow``."""
 
 
 def power_sum_flops(elements_in: int, elements_out: int, order: object) -> int:

@@ -133,7 +133,7 @@ def foreach_norm(args: tuple, kwargs: dict, out: object) -> int:
 def foreach_powsum(args: tuple, kwargs: dict, out: object) -> int:
     """``_foreach_powsum(tensors, ord=2)``: ``Σ |x|^ord`` per tensor without the root of ``norm``
     (``operator_common.power_sum_flops`` per tensor of ``N`` elements reduced to one: ``2N − 1`` for orders
-    0, 1, 2 and ±inf, ``3N − 1`` for others, whose power takes ``abs`` and ``pow``)."""
+    1 and 2, ``3N − 1`` for others, whose power takes ``abs`` and ``pow``)."""
     order = arg(args, kwargs, 1, "ord", 2)
     return sum(power_sum_flops(size, min(size, 1), order) for size in _list_elements(args[0]))
 
