@@ -84,14 +84,17 @@ CASES: list[tuple[str, Callable[[], Callable[[], None]], str, int]] = [
         "gelu tanh",
         lambda: _grad_of(lambda x: F.gelu(x, approximate="tanh"), (2, 3)),
         "aten.gelu_backward",
-        24 * N,
+        23 * N,  # x² once (it was 24: x² counted twice), u 4, tanh 6, 3, 2, 2, products 3, add and g· 2
     ),
     ("leaky_relu", lambda: _grad_of(F.leaky_relu, (2, 3)), "aten.leaky_relu_backward", 2 * N),
     ("hardtanh", lambda: _grad_of(F.hardtanh, (2, 3)), "aten.hardtanh_backward", 2 * N),
     ("hardsigmoid", lambda: _grad_of(F.hardsigmoid, (2, 3)), "aten.hardsigmoid_backward", 3 * N),
     ("hardswish", lambda: _grad_of(F.hardswish, (2, 3)), "aten.hardswish_backward", 5 * N),
-    ("elu", lambda: _grad_of(F.elu, (2, 3)), "aten.elu_backward", 5 * N),  # from the input
-    ("elu_", lambda: _grad_of(lambda x: F.elu(x * 1, inplace=True), (2, 3)), "aten.elu_backward", 4 * N),
+    # from the input: compare, exp, C·, g· (input scale 1 multiplies nothing, as in the forward)
+    ("elu", lambda: _grad_of(F.elu, (2, 3)), "aten.elu_backward", 4 * N),
+    # from the result: compare, y + α, g·
+    ("elu_", lambda: _grad_of(lambda x: F.elu(x * 1, inplace=True), (2, 3)), "aten.elu_backward", 3 * N),
+    ("celu", lambda: _grad_of(lambda x: F.celu(x, 0.5), (2, 3)), "aten.elu_backward", 5 * N),  # input scale 2
     ("softplus", lambda: _grad_of(F.softplus, (2, 3)), "aten.softplus_backward", 6 * N),
     ("logsigmoid", lambda: _grad_of(F.logsigmoid, (2, 3)), "aten.log_sigmoid_backward", 6 * N),
     # softmax rows R = 2 of width 3: 4N − R

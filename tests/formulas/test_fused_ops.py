@@ -31,11 +31,13 @@ NO_MASK = torch.zeros(4, 6, dtype=torch.bool)
         (lambda: aten._masked_softmax(X, NO_MASK, 1), "aten._masked_softmax", 112),
         # bias add over the packed q, k, v (3·B·T·D = 24) and the query scaling (8)
         (lambda: aten._transform_bias_rescale_qkv(torch.ones(1, 2, 12), torch.ones(12), 2), None, 32),
-        (lambda: torch.renorm(X, 2, 0, 1.0), "aten.renorm", 3 * 24 + 2 * 4),  # 4 slices of 6
-        (lambda: torch.renorm(X, 1, 0, 1.0), "aten.renorm", 3 * 24 + 4),
+        # 4 slices of 6: the norms, the factor (compare, add eps, divide, select) per slice, the scaling
+        (lambda: torch.renorm(X, 2, 0, 1.0), "aten.renorm", 3 * 24 + 4 * 4),
+        (lambda: torch.renorm(X, 1, 0, 1.0), "aten.renorm", 3 * 24 + 3 * 4),
         (lambda: torch.linalg.cross(torch.ones(4, 3), torch.ones(4, 3)), "aten.linalg_cross", 3 * 12),
         (lambda: torch.pdist(X), "aten._pdist_forward", 6 * 3 * 6),  # 6 pairs of rows, 3M each
-        (lambda: aten._euclidean_dist(X, X[:2]), "aten._euclidean_dist", 8 * 3 * 6),
+        # ‖x‖² (4 and 2 rows: 11 each), −2x (24), the product 2·4·2·(6 + 2), clamp and root per pair
+        (lambda: aten._euclidean_dist(X, X[:2]), "aten._euclidean_dist", 6 * 11 + 24 + 128 + 16),
         # a CUDA kernel: meta tensors carry the shapes (mask multiply and scale per element)
         (lambda: aten._masked_scale(META, torch.ones(4, 6, device="meta"), 2.0), "aten._masked_scale", 48),
     ],

@@ -124,3 +124,6 @@ def _unary(real: int, complex_cost: int) -> Callable[[tuple, dict, object], int]
 register("abs", rule=complex_counted(floating_result))(_unary(1, 4))
 register("neg", rule=complex_counted(floating_result))(_unary(1, 2))
 register("sgn", rule=complex_counted(floating_result))(_unary(1, 6))
+# the materialised conjugate (hfft/ihfft conjugate their spectrum): the imaginary part negated, 1 per
+# complex element; on real values the pointwise fallback's 1 per element, as before
+register("_conj_physical", "conj_physical", rule=complex_counted(floating_result))(_unary(1, 1))

@@ -97,9 +97,11 @@ def embedding_bag(args: tuple, kwargs: dict, out: object) -> int:
     """``(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, ...)``.
 
     Every looked-up row of width ``D`` is accumulated into its bag's zero-initialised output:
-    ``n·D`` adds (sum), comparisons (max) or adds plus ``bags·D`` divides (mean), with ``n`` the
-    indices and ``bags`` the output rows; ``per_sample_weights`` adds ``n·D`` multiplies (sum only).
-    The lookups themselves move data (as ``embedding``).
+    ``n·D`` adds (sum) or adds plus ``bags·D`` divides (mean), with ``n`` the indices and ``bags`` the
+    output rows; ``per_sample_weights`` adds ``n·D`` multiplies (sum only). ``max`` takes each bag's
+    first row as it is and compares the others: ``(n − bags)·D`` comparisons, bags assumed non-empty
+    (which offsets leave a bag empty is a tensor value: an empty bag makes this a lower bound). The
+    lookups themselves move data (as ``embedding``).
     """
     weight, indices = args[0], args[1]
     mode = arg(args, kwargs, 4, "mode", 0)
@@ -107,6 +109,8 @@ def embedding_bag(args: tuple, kwargs: dict, out: object) -> int:
     looked_up = elements(indices) * width
     if mode not in (0, 1, 2):
         raise UnsupportedOperatorFormula(f"EmbeddingBag FLOPs cover modes sum, mean and max, got {mode!r}.")
+    if mode == 2:
+        return max(looked_up - elements(out), 0)
     count = looked_up
     if mode == 1:
         count += elements(out)

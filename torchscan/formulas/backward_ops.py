@@ -56,14 +56,15 @@ def tanh_backward(args: tuple, kwargs: dict, out: object) -> int:
 
 
 def gelu_backward(args: tuple, kwargs: dict, out: object) -> int:
-    """``(grad, x, approximate)``: ``11N`` exact, ``24N`` with the tanh approximation.
+    """``(grad, x, approximate)``: ``11N`` exact, ``23N`` with the tanh approximation.
 
     Exact: ``Φ(x) + x·φ(x)``; ``Φ = 0.5·(1 + erf(x/√2))`` 4 (scale, erf, add, halve), ``φ =
     exp(−x²/2)/√(2π)`` 4 (square, scale, exp, scale), ``x·φ``, the add and ``grad·`` 3.
-    tanh: ``u = c·(x + a·x³)`` 5 (cube 2, scale, add, scale), ``t = tanh(u)`` 6, ``0.5·(1 + t)`` 2,
-    ``u' = c·(1 + 3a·x²)`` 4, ``0.5·x·(1 − t²)·u'`` 5, the add and ``grad·`` 2.
+    tanh, as the kernel evaluates it with ``x²`` computed once: ``x²`` 1, ``u = c·(x + a·x²·x)`` 4,
+    ``t = tanh(u)`` 6, ``0.5·x`` and ``0.5·(1 + t)`` 3, ``1 − t²`` 2, ``1 + 3a·x²`` 2, the products
+    ``0.5·x·(1 − t²)·c·(1 + 3a·x²)`` 3, the add and ``grad·`` 2.
     """
-    cost = {"none": 11, "tanh": 24}.get(arg(args, kwargs, 2, "approximate", "none"))
+    cost = {"none": 11, "tanh": 23}.get(arg(args, kwargs, 2, "approximate", "none"))
     if cost is None:
         raise UnsupportedOperatorFormula("GELU estimates support only 'none' and 'tanh' approximations.")
     return cost * _grad(args)
@@ -108,12 +109,15 @@ def hardswish_backward(args: tuple, kwargs: dict, out: object) -> int:
 def elu_backward(args: tuple, kwargs: dict, out: object) -> int:
     """``(grad, alpha, scale, input_scale, is_result, self_or_result)``.
 
-    Positive side ``grad·scale``; negative side from the input ``grad·input_scale·scale·α·
-    exp(x·input_scale)`` or from the result ``grad·input_scale·(y + α·scale)`` (constant products
-    are scalars): comparison 1, ``grad·`` 1, then from the input scale and ``exp`` 2 and the
-    constant factor 1 (``5N``), from the result the add and the factor 2 (``4N``).
+    ``grad·where(x > 0, scale, d)``: the comparison 1 and ``grad·`` 1 (the positive branch's ``scale``
+    is a constant, selected). From the input ``d = C·exp(x·input_scale)`` (``C = scale·α·input_scale``,
+    one scalar): ``exp`` and ``C·`` 2; from the result ``d = input_scale·(y + α·scale)``: the add 1.
+    The multiply by ``input_scale`` counts only when it is not 1, as in the forward (B.8): ``(4 +
+    [input_scale ≠ 1])·N`` from the input (ELU, SELU 4, CELU 5), ``(3 + [input_scale ≠ 1])·N`` from
+    the result (an in-place forward).
     """
-    return (4 if arg(args, kwargs, 4, "is_result", False) else 5) * _grad(args)
+    scaled = arg(args, kwargs, 3, "input_scale", 1) != 1
+    return (3 + scaled if arg(args, kwargs, 4, "is_result", False) else 4 + scaled) * _grad(args)
 
 
 def softplus_backward(args: tuple, kwargs: dict, out: object) -> int:

@@ -38,7 +38,7 @@ from torchscan.formulas.operator_layers import (
     softmax_formula,
 )
 from torchscan.formulas.operator_registry import register
-from torchscan.formulas.statistics_ops import distance_terms
+from torchscan.formulas.statistics_ops import distance_terms, euclidean_expansion_flops
 
 # --- fused element-wise and matrix kernels --------------------------------------------------------
 
@@ -92,9 +92,10 @@ def fused_dropout(args: tuple, kwargs: dict, out: object) -> int:
 @register("renorm")
 def renorm(args: tuple, kwargs: dict, out: object) -> int:
     """``(self, p, dim, maxnorm)``: for each of the ``S`` slices along ``dim``, its ``p``-norm over
-    the other elements (``norm``'s convention: ``2·k`` for ``p = 2``, ``2·k − 1`` for 1 and ∞), a
-    comparison with ``maxnorm`` and the factor ``maxnorm / norm`` (2 per slice); then every element
-    is multiplied by its slice's factor: ``3N + 2S`` for ``p = 2``, ``3N + S`` for 1 and ∞."""
+    the other elements (``norm``'s convention: ``2·k`` for ``p = 2``, ``2·k − 1`` for 1 and ∞), then the
+    kernel's factor ``norm > maxnorm ? maxnorm / (norm + 1e-7) : 1`` (a comparison, an add, a divide and
+    a selection: 4 per slice); then every element is multiplied by its slice's factor: ``3N + 4S`` for
+    ``p = 2``, ``3N + 3S`` for 1 and ∞."""
     inputs, order = args[0], arg(args, kwargs, 1, "p")
     n, slices = elements(inputs), dim_size(inputs, arg(args, kwargs, 2, "dim"))
     if order == 2:
@@ -103,7 +104,7 @@ def renorm(args: tuple, kwargs: dict, out: object) -> int:
         norms = max(2 * n - slices, 0)
     else:
         raise UnsupportedOperatorFormula("Renorm FLOPs cover only orders 1, 2 and infinity.")
-    return norms + 2 * slices + n
+    return norms + 4 * slices + n
 
 
 @register("linalg_cross")
@@ -115,9 +116,12 @@ def cross_product(args: tuple, kwargs: dict, out: object) -> int:
 
 @register("_euclidean_dist")
 def euclidean_distance(args: tuple, kwargs: dict, out: object) -> int:
-    """``(x1[..., P, M], x2[..., R, M])``: ``cdist``'s count for ``p = 2``, ``3M`` per output pair (the
-    kernel's expansion ``|x|² + |y|² − 2x·y`` is the same nominal work in another order)."""
-    return elements(out) * distance_terms(2.0, int(args[0].shape[-1]))
+    """``(x1[..., P, M], x2[..., R, M])``: PyTorch's expansion ``‖x‖² + ‖y‖² − 2x·y`` through one matrix
+    product (``statistics_ops.euclidean_expansion_flops``): ``2PR(M + 2) + 2PR + P(3M − 1) + R(2M − 1)``
+    per batch — not the direct distance's ``3M`` per pair."""
+    rows, cols, width = int(args[0].shape[-2]), int(args[1].shape[-2]), int(args[0].shape[-1])
+    pairs = elements(out)
+    return euclidean_expansion_flops(pairs // (rows * cols), rows, cols, width) if pairs else 0
 
 
 @register("_pdist_forward")

@@ -33,12 +33,14 @@ def _sum_products(a: int, b: int, steps: int) -> int:
 
 def lu_factor_flops(rows: int, cols: int) -> int:
     """``getrf`` of an ``m×n`` matrix, ``k = min(m, n)`` steps of the right-looking algorithm: per step
-    ``j`` one reciprocal of the pivot, ``m − j − 1`` multipliers and ``(m − j − 1)·(n − j − 1)``
-    multiply-adds of the trailing update (pivot search and row swaps move data). Square ``n``:
-    ``2n³/3 − n²/2 + 5n/6`` (LAWN 41)."""
+    ``j`` with rows below the pivot, its reciprocal and the ``m − j − 1`` multipliers, then the
+    ``(m − j − 1)·(n − j − 1)`` multiply-adds of the trailing update (pivot search and row swaps move
+    data). ``dgetf2`` scales a column only ``IF( J.LT.M )``: the last pivot of a square or wide matrix
+    needs no reciprocal, which LAWN 41's polynomial counts. Square ``n``: ``2n³/3 − n²/2 + 5n/6 − 1``."""
     steps = min(rows, cols)
+    scaled = min(steps, max(rows - 1, 0))  # steps with at least one row below the pivot
     multipliers = steps * (rows - 1) - steps * (steps - 1) // 2
-    return steps + multipliers + 2 * _sum_products(rows - 1, cols - 1, steps)
+    return scaled + multipliers + 2 * _sum_products(rows - 1, cols - 1, steps)
 
 
 def cholesky_flops(size: int) -> int:
@@ -48,14 +50,19 @@ def cholesky_flops(size: int) -> int:
 
 
 def qr_factor_flops(rows: int, cols: int) -> int:
-    """``geqrf`` of an ``m×n`` matrix with ``m ≥ n``: ``2mn² − 2n³/3 + mn + n² + 14n/3`` (LAWN 41:
-    ``mn² − n³/3 + mn + n²/2 + 23n/6`` multiplications, ``mn² − n³/3 + n²/2 + 5n/6`` additions)."""
+    """``geqrf`` (``dgeqr2``) of an ``m×n`` matrix with ``m ≥ n``: per column ``j`` the reflector
+    ``dlarfg`` of length ``L = m − j`` (norm, ``β``, ``τ`` and the scaling: ``3L + 5``) and, for the
+    ``c = n − j − 1`` columns to its right, its application ``dlarf`` (``w = Cᵀv``, ``C −= v·(τw)ᵀ``:
+    ``(4L + 1)·c``). In all ``2mn² − 2n³/3 + mn + n² + 14n/3`` (LAWN 41: ``mn² − n³/3 + mn + n²/2 +
+    23n/6`` multiplications, ``mn² − n³/3 + n²/2 + 5n/6`` additions), less 8 for a square matrix: its
+    last reflector has length 1, where ``dlarfg`` returns ``τ = 0`` without computing anything."""
     if rows < cols:
         raise UnsupportedOperatorFormula(
             "QR factorization FLOPs cover tall or square matrices only (m >= n)."
         )
     n, m = cols, rows
-    return (6 * m * n * n - 2 * n**3 + 3 * m * n + 3 * n * n + 14 * n) // 3
+    identity_reflector = 8 if m == n and n > 0 else 0
+    return (6 * m * n * n - 2 * n**3 + 3 * m * n + 3 * n * n + 14 * n) // 3 - identity_reflector
 
 
 def cholesky_inverse_flops(size: int) -> int:
@@ -107,18 +114,21 @@ def qr_factor(args: tuple, kwargs: dict, out: object) -> int:
 
 @register("_linalg_det")
 def determinant(args: tuple, kwargs: dict, out: object) -> int:
-    """``(A[..., n, n])`` -> ``(det, LU, pivots)``: the LU factorization and the product of the ``n``
-    diagonal entries (``n − 1`` multiplies; the pivots' sign is integer work)."""
+    """``(A[..., n, n])`` -> ``(det, LU, pivots)``: the LU factorization, the product of the ``n``
+    diagonal entries (``n − 1`` multiplies) and its multiply by the permutation's sign (1; the sign
+    itself is integer work on the pivots)."""
     size = _square(args[0])
-    return _batch(args[0]) * (lu_factor_flops(size, size) + max(size - 1, 0))
+    return _batch(args[0]) * (lu_factor_flops(size, size) + max(size - 1, 0) + 1)
 
 
 @register("_linalg_slogdet")
 def log_determinant(args: tuple, kwargs: dict, out: object) -> int:
-    """``(A[..., n, n])`` -> ``(sign, logabsdet, LU, pivots)``: the LU factorization, then ``|u_ii|``,
-    ``log`` and the sum over the diagonal: ``3n − 1``."""
+    """``(A[..., n, n])`` -> ``(sign, logabsdet, LU, pivots)``: the LU factorization; the sign, ``sgn``
+    of the ``n`` diagonal entries, their product and its multiply by the permutation's sign (``2n``);
+    ``logabsdet``, ``|u_ii|``, ``log`` and the sum over the diagonal (``3n − 1``): ``5n − 1``."""
     size = _square(args[0])
-    return _batch(args[0]) * (lu_factor_flops(size, size) + max(3 * size - 1, 0))
+    sign = size + max(size - 1, 0) + 1
+    return _batch(args[0]) * (lu_factor_flops(size, size) + sign + 2 * size + max(size - 1, 0))
 
 
 @register("cholesky_inverse")
@@ -157,7 +167,7 @@ def solve(args: tuple, kwargs: dict, out: object) -> int:
 @register("linalg_inv_ex")
 def inverse(args: tuple, kwargs: dict, out: object) -> int:
     """``(A[..., n, n], check_errors)``: ``linalg.solve(A, I)`` as PyTorch computes it, the LU
-    factorization and ``n`` right-hand sides: ``2n³/3 − n²/2 + 5n/6 + 2n³ − n²`` per matrix."""
+    factorization and ``n`` right-hand sides: ``2n³/3 − n²/2 + 5n/6 − 1 + 2n³ − n²`` per matrix."""
     size = _square(args[0])
     return _batch(args[0]) * (lu_factor_flops(size, size) + lu_solve_flops(size, size))
 

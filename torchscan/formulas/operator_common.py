@@ -225,6 +225,19 @@ def first_operand(args: tuple, kwargs: dict, out: object = None) -> bool:
     return _counts((args[0],))
 
 
+POWER_SUM_SIMPLE_ORDERS = (1, 2)
+"""Orders whose ``|x|^ord`` is one operation per element (``abs``, a square); any other order —
+0 and ±inf included, which ``Σ|x|^ord`` evaluates as powers (``|x|^0 = 1``), not as a count or a
+maximum — takes ``abs`` and ``pow``."""
+
+
+def power_sum_flops(elements_in: int, elements_out: int, order: object) -> int:
+    """``Σ |x|^ord`` over rows: 1 operation per element for :data:`POWER_SUM_SIMPLE_ORDERS`, else 2
+    (``abs``, ``pow``), and ``k − 1`` adds (or comparisons) per reduced row of ``k``."""
+    per_element = 1 if order in POWER_SUM_SIMPLE_ORDERS else 2
+    return per_element * elements_in + max(elements_in - elements_out, 0)
+
+
 def round_half_up(value: float) -> int:
     """``value`` rounded to the nearest integer, halves upwards (formulas are non-negative counts)."""
     return math.floor(value + 0.5)

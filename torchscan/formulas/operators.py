@@ -34,6 +34,7 @@ from torchscan.formulas.operator_common import (
     filled_tensor,
     floating_result,
     involves_floating,
+    power_sum_flops,
     reduction_dtype,
     tensor_operands,
 )
@@ -442,8 +443,12 @@ def _arg_extremum(args: tuple, kwargs: dict, out: object) -> int:
 
 @_register("histc")
 def _histc(args: tuple, kwargs: dict, out: object) -> int:
-    """``in``: one bin-count increment per input element (the bin-index arithmetic is not counted)."""
-    return elements(args[0])
+    """``in``: one bin-count increment per input element (the bin-index arithmetic is not counted);
+    with ``min == max`` (the default) the kernel first finds the data's bounds (``aminmax``,
+    ``2·(in − 1)`` comparisons)."""
+    inputs = elements(args[0])
+    bounded = arg(args, kwargs, 2, "min", 0) != arg(args, kwargs, 3, "max", 0)
+    return inputs + (0 if bounded else 2 * max(inputs - 1, 0))
 
 
 @_register("cumsum")
@@ -467,9 +472,8 @@ def _norm(args: tuple, kwargs: dict, out: object) -> int:
 
 @_register("linalg__powsum")
 def _power_sum(args: tuple, kwargs: dict, out: object) -> int:
-    """``max(2·in − out, 0)``: ``Σ |x|^ord`` (a vector norm without its root): the power or absolute
-    value per element and ``k − 1`` adds per reduced row, for every order."""
-    return max(2 * elements(args[0]) - elements(out), 0)
+    """``Σ |x|^ord`` (a vector norm without its root): :func:`power_sum_flops`."""
+    return power_sum_flops(elements(args[0]), elements(out), arg(args, kwargs, 1, "ord", 2))
 
 
 @_register("dot", "vdot", "mv")
@@ -485,6 +489,7 @@ from torchscan.formulas import (  # noqa: E402, F401
     antialias_ops,
     arithmetic_ops,
     attention_kernels,
+    ctc_ops,
     fused_ops,
     linalg_ops,
     operator_layers,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from torchscan.formulas.operator_common import OperatorFormula, arg
+from torchscan.formulas.operator_common import OperatorFormula, arg, power_sum_flops
 
 __all__ = ["AMP_FORMULAS", "FOREACH_FORMULAS", "FUSED_FORMULAS", "IGNORED_FOREACH"]
 
@@ -131,9 +131,11 @@ def foreach_norm(args: tuple, kwargs: dict, out: object) -> int:
 
 
 def foreach_powsum(args: tuple, kwargs: dict, out: object) -> int:
-    """``_foreach_powsum(tensors, ord=2)``: ``Σ |x|^ord`` per tensor without the root of ``norm``: the
-    power (or absolute value) and the sum, ``2N − 1`` per tensor of ``N`` elements, for every order."""
-    return sum(max(2 * size - 1, 0) for size in _list_elements(args[0]))
+    """``_foreach_powsum(tensors, ord=2)``: ``Σ |x|^ord`` per tensor without the root of ``norm``
+    (``operator_common.power_sum_flops`` per tensor of ``N`` elements reduced to one: ``2N − 1`` for orders
+    1 and 2, ``3N − 1`` for others, whose power takes ``abs`` and ``pow``)."""
+    order = arg(args, kwargs, 1, "ord", 2)
+    return sum(power_sum_flops(size, min(size, 1), order) for size in _list_elements(args[0]))
 
 
 FOREACH_FORMULAS: dict[str, OperatorFormula] = {

@@ -63,17 +63,20 @@ def nan_sum(args: tuple, kwargs: dict, out: object) -> int:
 
 @register("logsumexp", rule=reduction_dtype)
 def log_sum_exp(args: tuple, kwargs: dict, out: object) -> int:
-    """``4·in``: the stabilising maximum (``in − out`` comparisons), one subtract and one ``exp`` per
-    element, the sum (``in − out`` adds), then one ``log`` and one add of the maximum per output."""
-    return 4 * elements(args[0])
+    """``4·in + 3·out``, the kernel's operators: the stabilising maximum (``in − out`` comparisons), its
+    guard against infinite maxima (``abs``, ``== inf`` and ``masked_fill`` per output), one subtract and
+    one ``exp`` per element, the sum (``in − out`` adds), then one ``log`` and one add of the maximum per
+    output. An empty input skips the maximum: ``exp``, sum and ``log`` of zeros, ``out``."""
+    inputs, outputs = _reduced(args, out)
+    return 4 * inputs + 3 * outputs if inputs else outputs
 
 
 @register("count_nonzero", rule=involves_floating)
 def count_nonzero(args: tuple, kwargs: dict, out: object) -> int:
-    """``in + max(in − out, 0)``: one comparison with zero per element, then the count's adds; the
-    integer result does not make floating comparisons free (the input rule decides)."""
-    inputs, outputs = _reduced(args, out)
-    return inputs + max(inputs - outputs, 0)
+    """``in``: one comparison with zero per element (the input rule decides: floating comparisons count
+    even though the result is an integer); counting them is integer work, 0 (B.7.1), as
+    ``(x != 0).sum()`` counts."""
+    return elements(args[0])
 
 
 @register("trace", rule=reduction_dtype)
@@ -114,36 +117,50 @@ def bin_count(args: tuple, kwargs: dict, out: object) -> int:
 
 
 def _density(kwargs: dict, out: object) -> int:
+    """The ``density`` normalisation of a histogram of ``B`` bins (``b_d`` per dimension): the sum of
+    the counts and one divide per bin, then per dimension the bin widths (``b_d`` subtractions of the
+    edges) and one divide per bin: ``2B − 1 + Σ_d (b_d + B)``."""
     counts = first_tensor(out)
-    return 2 * elements(counts) if kwargs.get("density", False) and counts is not None else 0
+    if not kwargs.get("density", False) or counts is None:
+        return 0
+    bins = elements(counts)
+    return max(bins - 1, 0) + bins + sum(int(size) + bins for size in counts.shape)
+
+
+def _data_bounds(inputs: torch.Tensor) -> int:
+    """The ``min`` and ``max`` of each of the ``D`` coordinates over ``N`` samples (``aminmax``), where
+    the bins are spread over the data's own range: ``2·(N − 1)·D``; 1-D data is one coordinate."""
+    width = int(inputs.shape[-1]) if inputs.dim() > 1 else 1
+    return 2 * max(elements(inputs) // max(width, 1) - 1, 0) * width
 
 
 @register("histogram")
 def histogram(args: tuple, kwargs: dict, out: object) -> int:
     """``histc``'s convention: one bin increment (or weight add) per input value (finding the bin is
-    not counted), and with ``density`` the normalisation: a sum and a divide per bin, ``2·bins``."""
-    return elements(args[0]) + _density(kwargs, out)
+    not counted); ``bins`` given as a count without a ``range`` spreads them over the data's bounds
+    (:func:`_data_bounds`); with ``density`` the normalisation (:func:`_density`, ``4·bins − 1``)."""
+    bounds = _data_bounds(args[0]) if isinstance(args[1], int) and kwargs.get("range") is None else 0
+    return elements(args[0]) + bounds + _density(kwargs, out)
 
 
 @register("_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors")
 def histogram_dd(args: tuple, kwargs: dict, out: object) -> int:
     """``(self[..., D], bins, ...)``: :func:`histogram`'s count with one increment per sample (a row
-    of ``D`` coordinates)."""
+    of ``D`` coordinates); bin counts without a ``range`` find the data's bounds again inside the
+    kernel (:func:`_data_bounds`)."""
     inputs = args[0]
     rows = inputs.dim() > 1 and int(inputs.shape[-1]) > 0
     samples = elements(inputs) // int(inputs.shape[-1]) if rows else elements(inputs)
-    return samples + _density(kwargs, out)
+    counted_bins = all(isinstance(item, int) for item in args[1])
+    bounds = _data_bounds(inputs) if counted_bins and kwargs.get("range") is None else 0
+    return samples + bounds + _density(kwargs, out)
 
 
 @register("_histogramdd_bin_edges")
 def histogram_bin_edges(args: tuple, kwargs: dict, out: object) -> int:
     """``(self[N, D], bins, *, range)``: edges spaced evenly between the bounds are created (0); without
     a ``range`` the bounds are the data's ``min`` and ``max`` per dimension, ``2·(N − 1)·D``."""
-    if kwargs.get("range") is not None:
-        return 0
-    inputs = args[0]
-    width = int(inputs.shape[-1]) if inputs.dim() > 1 else 1
-    return 2 * max(elements(inputs) // max(width, 1) - 1, 0) * width
+    return 0 if kwargs.get("range") is not None else _data_bounds(args[0])
 
 
 def distance_terms(p: float, width: int) -> int:
@@ -157,12 +174,33 @@ def distance_terms(p: float, width: int) -> int:
     raise UnsupportedOperatorFormula("Distance FLOPs cover only p = 1, 2 and infinity.")
 
 
+def euclidean_expansion_flops(batch: int, rows: int, cols: int, width: int) -> int:
+    """FLOPs of ``_euclidean_dist`` as PyTorch computes it, ``‖x‖² + ‖y‖² − 2x·y`` through one product:
+    per batch the squared norms of the ``rows`` and ``cols`` vectors (``2M − 1`` each), ``x·(−2)``
+    (``rows·M``), the product of ``[−2x, ‖x‖², 1]`` with ``[y, 1, ‖y‖²]ᵀ`` (``2·rows·cols·(M + 2)``,
+    the matrix-product convention) and the clamp at 0 and square root of every pair (2)."""
+    norms = (rows + cols) * (width + max(width - 1, 0))
+    pairs = rows * cols
+    return batch * (norms + rows * width + 2 * pairs * (width + 2) + 2 * pairs)
+
+
+def uses_matrix_product(p: float, rows: int, cols: int, mode: object) -> bool:
+    """Whether ``cdist`` takes its matrix-product path (``p = 2`` with ``compute_mode`` 1, or the default
+    with more than 25 rows on either side), as PyTorch's kernel decides."""
+    return p == 2 and (mode == 1 or (mode in (None, 0) and (rows > 25 or cols > 25)))
+
+
 @register("_cdist_forward")
 def pairwise_distance(args: tuple, kwargs: dict, out: object) -> int:
     """``(x1[..., P, M], x2[..., R, M], p, compute_mode)``: ``out`` pairs, each a ``p``-distance over
-    ``M`` (``3M`` for ``p = 2``, ``3M − 1`` for 1 and infinity). The matrix-product path of
-    ``compute_mode`` does the same nominal arithmetic in another order."""
-    return elements(out) * distance_terms(float(arg(args, kwargs, 2, "p")), int(args[0].shape[-1]))
+    ``M`` (``3M`` for ``p = 2``, ``3M − 1`` for 1 and infinity), computed directly; on the kernel's
+    matrix-product path (:func:`uses_matrix_product`) :func:`euclidean_expansion_flops` instead."""
+    p, width = float(arg(args, kwargs, 2, "p")), int(args[0].shape[-1])
+    rows, cols = int(args[0].shape[-2]), int(args[1].shape[-2])
+    pairs = elements(out)
+    if pairs and uses_matrix_product(p, rows, cols, arg(args, kwargs, 3, "compute_mode")):
+        return euclidean_expansion_flops(pairs // (rows * cols), rows, cols, width)
+    return pairs * distance_terms(p, width)
 
 
 @register("dist")

@@ -34,6 +34,9 @@ SCATTER_ADDS = frozenset(("index_add",))
 REDUCTIONS = frozenset(("sum", "amax", "amin"))
 """``in − out``: ``k − 1`` adds or comparisons per reduced row of ``k`` values (0 when empty)."""
 
+PRODUCTS = frozenset(("mm", "bmm"))
+"""Matrix products at ``2·MACs`` (the harness's and formulas.md's product convention), real operands."""
+
 FREE = frozenset(
     (
         "view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "permute", "transpose", "t",
@@ -42,7 +45,7 @@ FREE = frozenset(
         "full_like", "new_zeros", "new_ones", "new_full", "new_empty", "scalar_tensor", "fill_", "zero_",
         "arange", "select", "slice", "index", "index_select", "gather", "cat", "stack", "narrow", "split",
         "unbind", "as_strided", "_local_scalar_dense", "flip", "repeat", "constant_pad_nd", "scatter",
-        "index_put",
+        "index_put", "diagonal",
     )
 )  # fmt: skip
 """Views, copies, creation and indexing: data movement, 0 FLOPs."""
@@ -55,6 +58,9 @@ class ElementaryCounter(TorchDispatchMode):
     free_selection: bool = False
     """Selecting one of two computed branches (``where``) costs nothing: the convention of the backward
     and loss kernels (training-and-hardware.md 2, ``loss_ops``), which count the comparison only."""
+    free: frozenset[str] = frozenset()
+    """More operator names that cost nothing under a reference's stated convention (LAPACK Working
+    Note 41 does not count sign flips: ``neg``, ``copysign``)."""
     flops: int = 0
     by_operator: Counter[str] = field(default_factory=Counter)
 
@@ -65,7 +71,7 @@ class ElementaryCounter(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = func.overloadpacket.__name__
         base = name[:-1] if name.endswith("_") and name not in FREE else name  # in-place variants
-        if base in FREE or (self.free_selection and base == "where"):
+        if base in FREE or base in self.free or (self.free_selection and base == "where"):
             return out
         result = out[0] if isinstance(out, tuple) else out
         if base in ONE_PER_OUTPUT:
@@ -74,6 +80,8 @@ class ElementaryCounter(TorchDispatchMode):
             cost = args[3].numel()
         elif base in REDUCTIONS:
             cost = max(math.prod(args[0].shape) - result.numel(), 0)  # an empty sum zero-fills
+        elif base in PRODUCTS:
+            cost = 2 * result.numel() * int(args[0].shape[-1])
         else:
             raise AssertionError(f"elementary reference used a non-elementary operator: {name}")
         self.flops += cost
@@ -85,10 +93,10 @@ class ElementaryCounter(TorchDispatchMode):
 
 
 def elementary_count(
-    workload: Callable[[], object], free_selection: bool = False
+    workload: Callable[[], object], free_selection: bool = False, free: frozenset[str] = frozenset()
 ) -> tuple[object, ElementaryCounter]:
     """Run ``workload`` once under a fresh :class:`ElementaryCounter`: ``(its result, the counter)``."""
-    counter = ElementaryCounter(free_selection=free_selection)
+    counter = ElementaryCounter(free_selection=free_selection, free=free)
     with counter:
         result = workload()
     return result, counter
