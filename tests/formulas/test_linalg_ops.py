@@ -53,7 +53,11 @@ def test_square_counts_are_lawn_41_polynomials(n):
 @pytest.mark.parametrize(
     ("workload", "operator", "expected"),
     [
-        (lambda: torch.linalg.lu_factor(SPD), "aten.linalg_lu_factor_ex", 3 * 74),  # 2·125/3 − 12.5 + 25/6 − 1
+        (
+            lambda: torch.linalg.lu_factor(SPD),
+            "aten.linalg_lu_factor_ex",
+            3 * 74,
+        ),  # 2·125/3 − 12.5 + 25/6 − 1
         (lambda: torch.linalg.cholesky(SPD), "aten.linalg_cholesky_ex", 3 * 55),  # 5·6·11/6
         (lambda: torch.linalg.inv(SPD), "aten.linalg_inv_ex", 3 * (74 + 5 * 45)),  # LU + 5 columns of 2n² − n
         # + the diagonal's product and its multiply by the permutation's sign

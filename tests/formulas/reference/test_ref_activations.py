@@ -63,31 +63,62 @@ class Activation:
 
 def _draw(rng: random.Random, x_like: Tensor) -> tuple[str, Activation]:
     name = rng.choice(
-        ["relu", "hardtanh", "threshold", "hardshrink", "softshrink", "leaky_relu", "hardsigmoid",
-         "hardswish", "prelu", "softplus", "celu", "elu", "selu", "log_sigmoid", "mish", "gelu",
-         "gelu_tanh", "rrelu", "sigmoid", "tanh", "silu", "glu"]
-    )  # fmt: skip
+        [
+            "relu",
+            "hardtanh",
+            "threshold",
+            "hardshrink",
+            "softshrink",
+            "leaky_relu",
+            "hardsigmoid",
+            "hardswish",
+            "prelu",
+            "softplus",
+            "celu",
+            "elu",
+            "selu",
+            "log_sigmoid",
+            "mish",
+            "gelu",
+            "gelu_tanh",
+            "rrelu",
+            "sigmoid",
+            "tanh",
+            "silu",
+            "glu",
+        ]
+    )
     lo, hi = sorted((rng.uniform(-2, 0.5), rng.uniform(0.6, 3)))
     lam = rng.choice([0.5, rng.uniform(0.1, 1.0)])
     slope = rng.choice([0.01, rng.uniform(0.05, 0.5)])
     if name == "relu":
         return name, Activation(
-            F.relu, lambda x: torch.clamp_min(x, 0), "relu",
-            lambda x, y, g: torch.where(y > 0, g, 0.0), "threshold_backward", torch.relu_,
-        )  # fmt: skip
+            F.relu,
+            lambda x: torch.clamp_min(x, 0),
+            "relu",
+            lambda x, y, g: torch.where(y > 0, g, 0.0),
+            "threshold_backward",
+            torch.relu_,
+        )
     if name == "hardtanh":
         return name, Activation(
-            lambda x: F.hardtanh(x, lo, hi), lambda x: torch.clamp_max(torch.clamp_min(x, lo), hi), "hardtanh",
-            lambda x, y, g: torch.where(x > lo, torch.where(x < hi, g, 0.0), 0.0), "hardtanh_backward",
+            lambda x: F.hardtanh(x, lo, hi),
+            lambda x: torch.clamp_max(torch.clamp_min(x, lo), hi),
+            "hardtanh",
+            lambda x, y, g: torch.where(x > lo, torch.where(x < hi, g, 0.0), 0.0),
+            "hardtanh_backward",
             lambda x: F.hardtanh(x, lo, hi, inplace=True),
-        )  # fmt: skip
+        )
     if name == "threshold":
         value = rng.uniform(-1, 1)
         return name, Activation(
-            lambda x: F.threshold(x, lo, value), lambda x: torch.where(x > lo, x, value), "threshold",
-            lambda x, y, g: torch.where(x > lo, g, 0.0), "threshold_backward",
+            lambda x: F.threshold(x, lo, value),
+            lambda x: torch.where(x > lo, x, value),
+            "threshold",
+            lambda x, y, g: torch.where(x > lo, g, 0.0),
+            "threshold_backward",
             lambda x: F.threshold(x, lo, value, inplace=True),
-        )  # fmt: skip
+        )
     if name in ("hardshrink", "softshrink"):
         shrink: Callable[[Tensor], Tensor] = (
             (lambda x: torch.where(torch.abs(x) > lam, x, 0.0))
@@ -95,37 +126,53 @@ def _draw(rng: random.Random, x_like: Tensor) -> tuple[str, Activation]:
             else (lambda x: torch.sign(x) * torch.clamp_min(torch.abs(x) - lam, 0))
         )
         return name, Activation(
-            lambda x: getattr(F, name)(x, lam), shrink, name,
-            lambda x, y, g: torch.where(x > lam, g, torch.where(x < -lam, g, 0.0)), f"{name}_backward",
-        )  # fmt: skip
+            lambda x: getattr(F, name)(x, lam),
+            shrink,
+            name,
+            lambda x, y, g: torch.where(x > lam, g, torch.where(x < -lam, g, 0.0)),
+            f"{name}_backward",
+        )
     if name == "leaky_relu":
         return name, Activation(
-            lambda x: F.leaky_relu(x, slope), lambda x: torch.clamp_min(x, 0) + slope * torch.clamp_max(x, 0),
-            "leaky_relu", lambda x, y, g: torch.where(x > 0, g, g * slope), "leaky_relu_backward",
+            lambda x: F.leaky_relu(x, slope),
+            lambda x: torch.clamp_min(x, 0) + slope * torch.clamp_max(x, 0),
+            "leaky_relu",
+            lambda x, y, g: torch.where(x > 0, g, g * slope),
+            "leaky_relu_backward",
             lambda x: F.leaky_relu(x, slope, inplace=True),
-        )  # fmt: skip
+        )
     if name == "hardsigmoid":
         return name, Activation(
-            F.hardsigmoid, lambda x: relu6_shift(x) / 6, "hardsigmoid",
-            lambda x, y, g: torch.where(x > -3, torch.where(x < 3, g / 6, 0.0), 0.0), "hardsigmoid_backward",
+            F.hardsigmoid,
+            lambda x: relu6_shift(x) / 6,
+            "hardsigmoid",
+            lambda x, y, g: torch.where(x > -3, torch.where(x < 3, g / 6, 0.0), 0.0),
+            "hardsigmoid_backward",
             lambda x: F.hardsigmoid(x, inplace=True),
-        )  # fmt: skip
+        )
     if name == "hardswish":
         return name, Activation(
-            F.hardswish, lambda x: x * relu6_shift(x) / 6, "hardswish",
+            F.hardswish,
+            lambda x: x * relu6_shift(x) / 6,
+            "hardswish",
             lambda x, y, g: torch.where(x < -3, 0.0, torch.where(x <= 3, g * (x / 3 + 0.5), g)),
-            "hardswish_backward", lambda x: F.hardswish(x, inplace=True),
-        )  # fmt: skip
+            "hardswish_backward",
+            lambda x: F.hardswish(x, inplace=True),
+        )
     if name == "prelu":
         channels = x_like.shape[1] if x_like.dim() > 1 else 1
         weight = torch.rand(channels, dtype=torch.float64) * 0.5
-        shaped = weight.reshape([channels] + [1] * max(x_like.dim() - 2, 0) if x_like.dim() > 1 else [1] * x_like.dim())
+        shaped = weight.reshape(
+            [channels] + [1] * max(x_like.dim() - 2, 0) if x_like.dim() > 1 else [1] * x_like.dim()
+        )
         return name, Activation(
-            lambda x: F.prelu(x, weight.to(x.dtype)), lambda x: torch.clamp_min(x, 0) + shaped * torch.clamp_max(x, 0),
+            lambda x: F.prelu(x, weight.to(x.dtype)),
+            lambda x: torch.clamp_min(x, 0) + shaped * torch.clamp_max(x, 0),
             "_prelu_kernel",
             # _prelu_kernel_backward's input gradient; its weight gradient x·g (where x ≤ 0) is computed too
-            lambda x, y, g: _prelu_grads(x, g, shaped), "_prelu_kernel_backward",
-        )  # fmt: skip
+            lambda x, y, g: _prelu_grads(x, g, shaped),
+            "_prelu_kernel_backward",
+        )
     if name == "softplus":
         beta, threshold = rng.choice([1.0, rng.uniform(0.5, 3)]), rng.choice([20.0, rng.uniform(0.5, 3)])
 
@@ -139,31 +186,43 @@ def _draw(rng: random.Random, x_like: Tensor) -> tuple[str, Activation]:
             return torch.where(bx > threshold, g, g * (z / (z + 1)))
 
         return name, Activation(
-            lambda x: F.softplus(x, beta, threshold), softplus_forward, "softplus", softplus_grad,
+            lambda x: F.softplus(x, beta, threshold),
+            softplus_forward,
+            "softplus",
+            softplus_grad,
             "softplus_backward",
-        )  # fmt: skip
+        )
     if name == "celu":
         alpha = rng.uniform(0.3, 2)
         return name, Activation(
             lambda x: F.celu(x, alpha),
-            lambda x: torch.clamp_min(x, 0) + torch.clamp_max((torch.exp(x / alpha) - 1) * alpha, 0), "celu",
+            lambda x: torch.clamp_min(x, 0) + torch.clamp_max((torch.exp(x / alpha) - 1) * alpha, 0),
+            "celu",
             # elu_backward with α, scale 1 and input scale 1/α: the constant α·(1/α) is one scalar
             lambda x, y, g: g * torch.where(x > 0, 1.0, torch.exp(x * (1 / alpha)) * (alpha * (1 / alpha))),
-            "elu_backward", lambda x: F.celu(x, alpha, inplace=True),
-        )  # fmt: skip
+            "elu_backward",
+            lambda x: F.celu(x, alpha, inplace=True),
+        )
     if name in ("elu", "selu"):
-        alpha, scale = (rng.uniform(0.3, 2), 1.0) if name == "elu" else (1.6732632423543772, 1.0507009873554805)
+        alpha, scale = (
+            (rng.uniform(0.3, 2), 1.0) if name == "elu" else (1.6732632423543772, 1.0507009873554805)
+        )
 
         def elu_forward(x: Tensor) -> Tensor:
             body = torch.clamp_min(x, 0) + torch.clamp_max((torch.exp(x) - 1) * alpha, 0)
             return body * scale if scale != 1 else body
 
         return name, Activation(
-            (lambda x: F.elu(x, alpha)) if name == "elu" else F.selu, elu_forward, "elu",
+            (lambda x: F.elu(x, alpha)) if name == "elu" else F.selu,
+            elu_forward,
+            "elu",
             # input scale 1: no multiply by it, as in the forward (B.8 counts it only when ≠ 1)
-            lambda x, y, g: g * torch.where(x > 0, scale, torch.exp(x) * (scale * alpha)), "elu_backward",
-            (lambda x: F.elu(x, alpha, inplace=True)) if name == "elu" else (lambda x: F.selu(x, inplace=True)),
-        )  # fmt: skip
+            lambda x, y, g: g * torch.where(x > 0, scale, torch.exp(x) * (scale * alpha)),
+            "elu_backward",
+            (lambda x: F.elu(x, alpha, inplace=True))
+            if name == "elu"
+            else (lambda x: F.selu(x, inplace=True)),
+        )
     if name == "log_sigmoid":
 
         def log_sigmoid_grad(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
@@ -173,32 +232,45 @@ def _draw(rng: random.Random, x_like: Tensor) -> tuple[str, Activation]:
             return (max_deriv - sign * (z / (z + 1))) * g
 
         return name, Activation(
-            F.logsigmoid, lambda x: torch.clamp_max(x, 0) - torch.log(torch.exp(-torch.abs(x)) + 1),
-            "log_sigmoid_forward", log_sigmoid_grad, "log_sigmoid_backward",
-        )  # fmt: skip
+            F.logsigmoid,
+            lambda x: torch.clamp_max(x, 0) - torch.log(torch.exp(-torch.abs(x)) + 1),
+            "log_sigmoid_forward",
+            log_sigmoid_grad,
+            "log_sigmoid_backward",
+        )
     if name == "mish":
         return name, Activation(
-            F.mish, lambda x: x * tanh(torch.log(torch.exp(x) + 1)), "mish",
+            F.mish,
+            lambda x: x * tanh(torch.log(torch.exp(x) + 1)),
+            "mish",
             inplace=lambda x: F.mish(x, inplace=True),
         )
     if name in ("gelu", "gelu_tanh"):
         if name == "gelu":
             return name, Activation(
-                F.gelu, lambda x: x * 0.5 * (torch.erf(x * math.sqrt(0.5)) + 1), "gelu", _gelu_grad, "gelu_backward"
+                F.gelu,
+                lambda x: x * 0.5 * (torch.erf(x * math.sqrt(0.5)) + 1),
+                "gelu",
+                _gelu_grad,
+                "gelu_backward",
             )
         return name, Activation(
             lambda x: F.gelu(x, approximate="tanh"),
             lambda x: x * 0.5 * (tanh((x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)) + 1),
-            "gelu", _gelu_tanh_grad, "gelu_backward",
-        )  # fmt: skip
+            "gelu",
+            _gelu_tanh_grad,
+            "gelu_backward",
+        )
     if name == "rrelu":
         lower, upper = sorted((rng.uniform(0.05, 0.2), rng.uniform(0.25, 0.4)))
         mid = (lower + upper) / 2
         return name, Activation(
             lambda x: F.rrelu(x, lower, upper, training=False),
-            lambda x: torch.clamp_min(x, 0) + mid * torch.clamp_max(x, 0), "rrelu_with_noise",
-            lambda x, y, g: torch.where(x > 0, g, g * mid), "rrelu_with_noise_backward",
-        )  # fmt: skip
+            lambda x: torch.clamp_min(x, 0) + mid * torch.clamp_max(x, 0),
+            "rrelu_with_noise",
+            lambda x, y, g: torch.where(x > 0, g, g * mid),
+            "rrelu_with_noise_backward",
+        )
     if name in ("sigmoid", "tanh", "silu"):
         forward = {"sigmoid": sigmoid, "tanh": tanh, "silu": lambda x: x * sigmoid(x)}[name]
         grad = {
@@ -207,10 +279,13 @@ def _draw(rng: random.Random, x_like: Tensor) -> tuple[str, Activation]:
             "silu": None,
         }[name]
         return name, Activation(
-            getattr(torch, name) if name != "silu" else F.silu, forward, name, grad,
+            getattr(torch, name) if name != "silu" else F.silu,
+            forward,
+            name,
+            grad,
             f"{name}_backward" if grad is not None else None,
             getattr(torch, f"{name}_") if name != "silu" else (lambda x: F.silu(x, inplace=True)),
-        )  # fmt: skip
+        )
     # glu along a dim of even size
     dim = next((d for d in range(x_like.dim()) if x_like.shape[d] % 2 == 0), None)
     if dim is None:
@@ -222,7 +297,11 @@ def _draw(rng: random.Random, x_like: Tensor) -> tuple[str, Activation]:
         return torch.cat([g * s, g * (a * (s * (1 - s)))], dim)
 
     return name, Activation(
-        lambda x: F.glu(x, dim), lambda x: x.chunk(2, dim)[0] * sigmoid(x.chunk(2, dim)[1]), "glu", glu_grad, "glu_backward"
+        lambda x: F.glu(x, dim),
+        lambda x: x.chunk(2, dim)[0] * sigmoid(x.chunk(2, dim)[1]),
+        "glu",
+        glu_grad,
+        "glu_backward",
     )
 
 
@@ -257,7 +336,10 @@ def _gelu_tanh_grad(x: Tensor, y: Tensor, g: Tensor) -> Tensor:
 
 
 def _shape(rng: random.Random) -> list[int]:
-    return [rng.choice([0, 1, 2, 3, 4]) if rng.random() < 0.1 else rng.randint(1, 4) for _ in range(rng.randint(0, 3))]
+    return [
+        rng.choice([0, 1, 2, 3, 4]) if rng.random() < 0.1 else rng.randint(1, 4)
+        for _ in range(rng.randint(0, 3))
+    ]
 
 
 def kernel_flops(counted: Any, kernel: str) -> int:
@@ -277,7 +359,11 @@ def test_activation_kernels_forward_and_backward(seed: int, rng: random.Random) 
     torch.testing.assert_close(act.call(wide), y)
     counted = library_count(lambda: act.call(x))
     assert counted.status == "complete", counted.diagnostics
-    assert kernel_flops(counted, act.kernel) == forward.flops, (name, counted.by_operator, forward.by_operator)
+    assert kernel_flops(counted, act.kernel) == forward.flops, (
+        name,
+        counted.by_operator,
+        forward.by_operator,
+    )
     if act.inplace is not None and rng.random() < 0.3:
         copy = x.clone()
         counted = library_count(lambda: act.inplace(copy))
@@ -308,12 +394,14 @@ def test_elu_backward_from_its_result() -> None:
         grad = torch.randn(3, 5, dtype=torch.float64)
         y, scale = out.detach(), 1 / alpha if call is F.celu else 1.0
 
-        def derivative(y: Tensor = y, scale: float = scale) -> Tensor:
+        def derivative(
+            y: Tensor = y, scale: float = scale, alpha: float = alpha, grad: Tensor = grad
+        ) -> Tensor:
             negative = (y + alpha) * scale if scale != 1 else y + alpha
             return grad * torch.where(y > 0, 1.0, negative)
 
         expected, counter = elementary_count(derivative, free_selection=True)
-        counted = library_count(lambda: out.backward(grad))
+        counted = library_count(lambda out=out, grad=grad: out.backward(grad))
         assert counted.operator("aten.elu_backward") == counter.flops == per_element * 15
         torch.testing.assert_close(leaf.grad, expected)
 

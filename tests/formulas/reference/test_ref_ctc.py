@@ -47,7 +47,9 @@ class Sample:
         self.states = len(self.ext)
         self.index = torch.tensor(self.ext)
         self.neg = torch.full((self.states + 2,), NEG, dtype=lp.dtype)
-        self.skip_forward = torch.tensor([s > 1 and self.ext[s] != self.ext[s - 2] for s in range(self.states)])
+        self.skip_forward = torch.tensor(
+            [s > 1 and self.ext[s] != self.ext[s - 2] for s in range(self.states)]
+        )
         self.skip_backward = torch.tensor(
             [s < self.states - 2 and self.ext[s + 2] != self.ext[s] for s in range(self.states)]
         )
@@ -158,7 +160,7 @@ class Case:
                 time = len(labels) + repeats  # infeasible only through repeats: not credited (ctc_ops)
             self.labels.append(labels)
             self.time.append(time)
-        self.frames = max(self.time + [1])
+        self.frames = max([*self.time, 1])
         self.width = max([len(labels) for labels in self.labels] + [1])
         shape = (self.frames, self.classes) if self.unbatched else (self.frames, self.batch, self.classes)
         self.log_probs = torch.randn(shape, generator=self.generator, dtype=torch.float64).log_softmax(-1)

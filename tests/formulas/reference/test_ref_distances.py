@@ -118,7 +118,9 @@ def test_distance_kernels_forward_and_backward(seed: int, rng: random.Random) ->
         shape = [rng.randint(1, 4) for _ in range(rng.randint(1, 3))]
         a, b = tensor(*shape), tensor(*shape[rng.randint(0, len(shape) - 1) :])
         expanded = torch.broadcast_tensors(a, b)
-        value, counter = elementary_count(lambda: direct(expanded[0].reshape(1, 1, -1), expanded[1].reshape(1, 1, -1), p))
+        value, counter = elementary_count(
+            lambda: direct(expanded[0].reshape(1, 1, -1), expanded[1].reshape(1, 1, -1), p)
+        )
         torch.testing.assert_close(value.reshape(()), torch.dist(a, b, p))
         counted = library_count(lambda: torch.dist(a, b, p))
         assert counted.operator("aten.dist") == counter.flops, counted.by_operator
@@ -126,7 +128,9 @@ def test_distance_kernels_forward_and_backward(seed: int, rng: random.Random) ->
     batch = [rng.randint(1, 2) for _ in range(rng.randint(0, 1))]
     rows, cols = rng.choice([rng.randint(1, 5), rng.randint(24, 30)]), rng.randint(1, 5)
     x1, x2 = tensor(*batch, rows, width), tensor(*batch, cols, width)
-    mode = rng.choice(["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"])
+    mode = rng.choice(
+        ["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"]
+    )
     code = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1}.get(mode, 2)
     flat1, flat2 = x1.reshape(-1, rows, width), x2.reshape(-1, cols, width)
     mm_path = p == 2 and (code == 1 or (code is None and (rows > 25 or cols > 25)))

@@ -68,11 +68,22 @@ class Bags:
 
     def call(self, weight: Tensor, psw: Tensor | None = None) -> Tensor:
         if self.two_d:
-            return F.embedding_bag(self.ids.view(len(self.sizes), -1), weight, mode=self.mode,
-                                   per_sample_weights=None if psw is None else psw.view(len(self.sizes), -1),
-                                   scale_grad_by_freq=self.freq)  # fmt: skip
-        return F.embedding_bag(self.ids, weight, self.offsets, mode=self.mode, per_sample_weights=psw,
-                               include_last_offset=self.include_last, scale_grad_by_freq=self.freq)  # fmt: skip
+            return F.embedding_bag(
+                self.ids.view(len(self.sizes), -1),
+                weight,
+                mode=self.mode,
+                per_sample_weights=None if psw is None else psw.view(len(self.sizes), -1),
+                scale_grad_by_freq=self.freq,
+            )
+        return F.embedding_bag(
+            self.ids,
+            weight,
+            self.offsets,
+            mode=self.mode,
+            per_sample_weights=psw,
+            include_last_offset=self.include_last,
+            scale_grad_by_freq=self.freq,
+        )
 
     def forward(self) -> Tensor:
         rows = self.weight[self.ids]
@@ -134,8 +145,11 @@ def test_embedding_kernels_forward_and_backward(seed: int, rng: random.Random) -
     counted = library_count(lambda: out.backward(grad))
     assert counted.status == "complete", counted.diagnostics
     torch.testing.assert_close(leaf.grad, grad_weight)
-    kernels = ("aten._embedding_bag_backward", "aten._embedding_bag_dense_backward",
-               "aten._embedding_bag_per_sample_weights_backward")  # fmt: skip
+    kernels = (
+        "aten._embedding_bag_backward",
+        "aten._embedding_bag_dense_backward",
+        "aten._embedding_bag_per_sample_weights_backward",
+    )
     if psw is not None:
         torch.testing.assert_close(psw.grad, grad_psw)
     assert sum(counted.operator(k) for k in kernels) == backward.flops, (bags.mode, counted.by_operator)

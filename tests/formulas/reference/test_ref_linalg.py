@@ -58,7 +58,9 @@ def lu(a: torch.Tensor, pivots: torch.Tensor) -> torch.Tensor:
             column = a[:, j + 1 :, j] * torch.reciprocal(a[:, j, j]).unsqueeze(-1)
             a[:, j + 1 :, j] = column
             if j < cols - 1:
-                a[:, j + 1 :, j + 1 :] = a[:, j + 1 :, j + 1 :] - column.unsqueeze(-1) * a[:, j, j + 1 :].unsqueeze(-2)
+                a[:, j + 1 :, j + 1 :] = a[:, j + 1 :, j + 1 :] - column.unsqueeze(-1) * a[
+                    :, j, j + 1 :
+                ].unsqueeze(-2)
     return a
 
 
@@ -81,7 +83,10 @@ def cholesky(a: torch.Tensor) -> torch.Tensor:
 
 
 def lower_solve(factor: torch.Tensor, b: torch.Tensor, unit: bool) -> torch.Tensor:
-    """``trsm``: ``factor⁻¹ b`` by forward substitution, ``factor`` lower ``(B, n, n)``, ``b`` ``(B, n, k)``."""
+    """``trsm``: ``factor⁻¹ b`` by forward substitution.
+
+    ``factor`` is lower ``(B, n, n)``, ``b`` ``(B, n, k)``.
+    """
     n = factor.shape[-1]
     x = torch.zeros_like(b)
     for i in range(n):
@@ -106,8 +111,13 @@ def triangular_solve(a: torch.Tensor, b: torch.Tensor, upper: bool, unit: bool, 
     return lower_solve(a, b, unit)
 
 
-def lu_solve(packed: torch.Tensor, pivots: torch.Tensor, b: torch.Tensor, left: bool, adjoint: bool) -> torch.Tensor:
-    """``getrs``: ``P L U X = B`` and its variants (``adjoint``: ``(PLU)ᵀ X = B``; ``left=False``: ``X A = B``)."""
+def lu_solve(
+    packed: torch.Tensor, pivots: torch.Tensor, b: torch.Tensor, left: bool, adjoint: bool
+) -> torch.Tensor:
+    """``getrs``: ``P L U X = B`` and its variants.
+
+    ``adjoint``: ``(PLU)ᵀ X = B``; ``left=False``: ``X A = B``.
+    """
     if not left:  # X A = B  <=>  Aᵀ Xᵀ = Bᵀ
         return lu_solve(packed, pivots, b.mT, True, not adjoint).mT
     # the substitutions read only their triangle (and the diagonal unless unit): the packed factors
@@ -204,7 +214,9 @@ def _lawn(workload: Callable[[], Any]) -> tuple[Any, int]:
     return result, counter.flops
 
 
-def _case(rng: random.Random) -> tuple[str, Callable[[], object], Callable[[], tuple[Any, int]], Callable[[Any], None]]:
+def _case(
+    rng: random.Random,
+) -> tuple[str, Callable[[], object], Callable[[], tuple[Any, int]], Callable[[Any], None]]:
     """``(operator, the PyTorch call, the counted re-implementation, its value check)``."""
     generator = seeded(rng)
     batch = tuple(rng.randint(1, 3) for _ in range(rng.randint(0, 2)))
@@ -219,16 +231,28 @@ def _case(rng: random.Random) -> tuple[str, Callable[[], object], Callable[[], t
             rows, cols = max(rows, cols), min(rows, cols)
         a = _matrix(generator, rows, cols, batch)
         if kind == "geqrf":
+
             def check(result: Any) -> None:
                 packed, tau = torch.geqrf(a)
                 torch.testing.assert_close(result[0], _flat(packed))
                 torch.testing.assert_close(result[1], tau.reshape(-1, tau.shape[-1]))
-            return "aten.geqrf", lambda: torch.geqrf(a), lambda: _lawn(lambda: householder_qr(_flat(a))), check
+
+            return (
+                "aten.geqrf",
+                lambda: torch.geqrf(a),
+                lambda: _lawn(lambda: householder_qr(_flat(a))),
+                check,
+            )
         packed, pivots = torch.linalg.lu_factor(a)
         flat_a, flat_piv = _flat(a), _pivots(pivots)  # prepared before anything is counted
         call = (lambda: torch.linalg.lu_factor(a)) if kind == "lu_factor" else (lambda: torch.linalg.lu(a))
         name = "aten.linalg_lu_factor_ex" if kind == "lu_factor" else "aten.linalg_lu"
-        return name, call, lambda: _lawn(lambda: lu(flat_a, flat_piv)), lambda r: torch.testing.assert_close(r, _flat(packed))
+        return (
+            name,
+            call,
+            lambda: _lawn(lambda: lu(flat_a, flat_piv)),
+            lambda r: torch.testing.assert_close(r, _flat(packed)),
+        )
     if kind == "cholesky":
         a = _spd(generator, n, batch)
         upper = rng.random() < 0.3
@@ -249,7 +273,9 @@ def _case(rng: random.Random) -> tuple[str, Callable[[], object], Callable[[], t
             transpose = rng.random() < 0.3
             call = lambda: torch.triangular_solve(b, a, upper=upper, transpose=transpose, unitriangular=unit)  # noqa: E731
             system, solved_upper = (a.mT, not upper) if transpose else (a, upper)
-            expected = torch.triangular_solve(b, a, upper=upper, transpose=transpose, unitriangular=unit).solution
+            expected = torch.triangular_solve(
+                b, a, upper=upper, transpose=transpose, unitriangular=unit
+            ).solution
             return (
                 "aten.triangular_solve", call,
                 lambda: _lawn(lambda: triangular_solve(_flat(system), _flat(b), solved_upper, unit, True)),
@@ -284,7 +310,12 @@ def _case(rng: random.Random) -> tuple[str, Callable[[], object], Callable[[], t
             def solve() -> torch.Tensor:
                 return lu_solve(lu(flat_a, flat_piv), flat_piv, _flat(b), left, False)
 
-            return "aten._linalg_solve_ex", lambda: torch.linalg.solve(a, b, left=left), lambda: _lawn(solve), lambda r: torch.testing.assert_close(r, _flat(expected))
+            return (
+                "aten._linalg_solve_ex",
+                lambda: torch.linalg.solve(a, b, left=left),
+                lambda: _lawn(solve),
+                lambda r: torch.testing.assert_close(r, _flat(expected)),
+            )
         if kind == "inv":
             identity = torch.eye(n, dtype=torch.float64).expand(flat_a.shape).clone()
             expected = torch.linalg.inv(a)
@@ -304,6 +335,7 @@ def _case(rng: random.Random) -> tuple[str, Callable[[], object], Callable[[], t
             return product
 
         if kind == "det":
+
             def det() -> tuple[torch.Tensor, int]:
                 packed_lu, lu_flops = _lawn(lambda: lu(flat_a, flat_piv))
                 diagonal = torch.diagonal(packed_lu, dim1=-2, dim2=-1)
@@ -311,7 +343,12 @@ def _case(rng: random.Random) -> tuple[str, Callable[[], object], Callable[[], t
                 return value, lu_flops + counter.flops
 
             expected = torch.linalg.det(a)
-            return "aten._linalg_det", lambda: torch.linalg.det(a), det, lambda r: torch.testing.assert_close(r, expected.reshape(-1))
+            return (
+                "aten._linalg_det",
+                lambda: torch.linalg.det(a),
+                det,
+                lambda r: torch.testing.assert_close(r, expected.reshape(-1)),
+            )
 
         def slogdet() -> tuple[tuple[torch.Tensor, torch.Tensor], int]:
             packed_lu, lu_flops = _lawn(lambda: lu(flat_a, flat_piv))

@@ -53,8 +53,6 @@ def _shape(rng: random.Random) -> list[int]:
     return [rng.randint(0, 4) if rng.random() < 0.08 else rng.randint(1, 5) for _ in range(rng.randint(1, 4))]
 
 
-
-
 def safe_softmax(x: torch.Tensor, dim: int, dead: torch.Tensor) -> torch.Tensor:
     """``_safe_softmax``: the softmax, one comparison with ``−∞`` and one selection per element. Which
     rows are all ``−∞`` is the boolean ``all`` of those comparisons (integer work, B.7), taken here
@@ -69,7 +67,9 @@ class Case:
 
     def __init__(self, rng: random.Random) -> None:
         generator = seeded(rng)
-        self.kind = rng.choice(["softmax", "log_softmax", "softmin", "softmax_out", "log_softmax_out", "safe", "masked"])
+        self.kind = rng.choice(
+            ["softmax", "log_softmax", "softmin", "softmax_out", "log_softmax_out", "safe", "masked"]
+        )
         if self.kind == "masked":
             length = rng.randint(1, 5)
             shape = [rng.randint(1, 3), rng.randint(1, 2), length, length]
@@ -149,5 +149,8 @@ def test_softmax_kernels_forward_and_backward(seed: int, rng: random.Random) -> 
     expected, backward = elementary_count(lambda: case.backward(y_kernel, grad, dim), free_selection=True)
     counted = library_count(lambda: out.backward(grad))
     assert counted.status == "complete", counted.diagnostics
-    assert counted.operator(f"aten.{case.backward_kernel}") == backward.flops, (case.kind, counted.by_operator)
+    assert counted.operator(f"aten.{case.backward_kernel}") == backward.flops, (
+        case.kind,
+        counted.by_operator,
+    )
     torch.testing.assert_close(leaf.grad, case.sign * expected)

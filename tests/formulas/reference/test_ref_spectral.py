@@ -164,8 +164,12 @@ def _call(rng: random.Random) -> Callable[[], object]:
         hop = rng.randint(1, n_fft)
         # istft needs a window whose overlap-add never vanishes: the rectangular one, for any hop
         hann = kind == "stft" and rng.random() < 0.6
-        window = torch.hann_window(n_fft, dtype=torch.float64) if hann else torch.ones(n_fft, dtype=torch.float64)
-        signal = torch.randn(rng.randint(1, 2), rng.randint(n_fft, 40), generator=generator, dtype=torch.float64)
+        window = (
+            torch.hann_window(n_fft, dtype=torch.float64) if hann else torch.ones(n_fft, dtype=torch.float64)
+        )
+        signal = torch.randn(
+            rng.randint(1, 2), rng.randint(n_fft, 40), generator=generator, dtype=torch.float64
+        )
         center, onesided, normalized = rng.random() < 0.5, rng.random() < 0.7, rng.random() < 0.3
         options = {"window": window, "center": center, "onesided": onesided, "normalized": normalized}
         spec = torch.stft(signal, n_fft, hop, return_complex=True, **options)
@@ -178,7 +182,9 @@ def _call(rng: random.Random) -> Callable[[], object]:
     complex_input = kind in ("ifft", "irfft", "hfft", "ifft2", "irfft2", "ifftn", "irfftn", "hfftn") or (
         kind in ("fft", "fft2", "fftn") and rng.random() < 0.6
     )
-    dtype = rng.choice([torch.complex64, torch.complex128] if complex_input else [torch.float32, torch.float64])
+    dtype = rng.choice(
+        [torch.complex64, torch.complex128] if complex_input else [torch.float32, torch.float64]
+    )
     function = getattr(torch.fft, kind)
     if rank == 1:
         dims = [rng.randrange(len(shape))]

@@ -94,11 +94,40 @@ class Case:
         self.generator = seeded(rng)
         self.rng = rng
         kind = rng.choice(
-            ["var", "std", "var_mean", "std_mean", "prod", "nansum", "logsumexp", "count_nonzero", "trace",
-             "amax", "amin", "max", "min", "aminmax", "argmax", "argmin", "mean", "cumsum", "cumprod",
-             "cummax", "cummin", "histc", "bincount", "histogram", "histogramdd", "norm",
-             "vector_norm", "powsum", "dot", "vdot", "mv"]
-        )  # fmt: skip
+            [
+                "var",
+                "std",
+                "var_mean",
+                "std_mean",
+                "prod",
+                "nansum",
+                "logsumexp",
+                "count_nonzero",
+                "trace",
+                "amax",
+                "amin",
+                "max",
+                "min",
+                "aminmax",
+                "argmax",
+                "argmin",
+                "mean",
+                "cumsum",
+                "cumprod",
+                "cummax",
+                "cummin",
+                "histc",
+                "bincount",
+                "histogram",
+                "histogramdd",
+                "norm",
+                "vector_norm",
+                "powsum",
+                "dot",
+                "vdot",
+                "mv",
+            ]
+        )
         self.kind = kind
         getattr(self, f"_{kind}" if hasattr(self, f"_{kind}") else "_reduction")()
 
@@ -119,8 +148,14 @@ class Case:
 
         return run
 
-    def _set(self, operators: tuple[str, ...], call: Callable[[], Any], reference: Callable[[], Any],
-             expected: Callable[[], Any], **options: Any) -> None:  # fmt: skip
+    def _set(
+        self,
+        operators: tuple[str, ...],
+        call: Callable[[], Any],
+        reference: Callable[[], Any],
+        expected: Callable[[], Any],
+        **options: Any,
+    ) -> None:
         self.operators, self.call = operators, call
         self.reference = self._counted(reference, **options)
         self.check = lambda value: _close(value, expected())
@@ -142,16 +177,28 @@ class Case:
                 return (value, mean if keep else mean.squeeze(dims)) if kind.endswith("_mean") else value
 
             function = getattr(torch, kind)
-            self._set((f"aten.{kind}",), lambda: function(x, dims, correction=correction, keepdim=keep),
-                      moments, lambda: function(x, dims, correction=correction, keepdim=keep))  # fmt: skip
+            self._set(
+                (f"aten.{kind}",),
+                lambda: function(x, dims, correction=correction, keepdim=keep),
+                moments,
+                lambda: function(x, dims, correction=correction, keepdim=keep),
+            )
         elif kind == "prod":
-            self._set(("aten.prod",), lambda: torch.prod(x, one[0]), lambda: chain(x, one, torch.mul),
-                      lambda: torch.prod(x, one[0]))  # fmt: skip
+            self._set(
+                ("aten.prod",),
+                lambda: torch.prod(x, one[0]),
+                lambda: chain(x, one, torch.mul),
+                lambda: torch.prod(x, one[0]),
+            )
         elif kind == "nansum":
             x[x > 1] = math.nan
-            self._set(("aten.nansum",), lambda: torch.nansum(x, dims, keepdim=keep),
-                      lambda: torch.where(x != x, 0.0, x).sum(dims, keepdim=keep),
-                      lambda: torch.nansum(x, dims, keepdim=keep), free_selection=True)  # fmt: skip
+            self._set(
+                ("aten.nansum",),
+                lambda: torch.nansum(x, dims, keepdim=keep),
+                lambda: torch.where(x != x, 0.0, x).sum(dims, keepdim=keep),
+                lambda: torch.nansum(x, dims, keepdim=keep),
+                free_selection=True,
+            )
         elif kind == "logsumexp":
             if self.rng.random() < 0.3:
                 x[(0,) * x.dim()] = -math.inf
@@ -163,36 +210,63 @@ class Case:
                 result = torch.log(s) + m
                 return result if keep else result.squeeze(dims)
 
-            self._set(("aten.logsumexp",), lambda: torch.logsumexp(x, dims, keepdim=keep), logsumexp,
-                      lambda: torch.logsumexp(x, dims, keepdim=keep))  # fmt: skip
+            self._set(
+                ("aten.logsumexp",),
+                lambda: torch.logsumexp(x, dims, keepdim=keep),
+                logsumexp,
+                lambda: torch.logsumexp(x, dims, keepdim=keep),
+            )
         elif kind == "count_nonzero":
             x[x.abs() < 0.5] = 0.0
-            self._set(("aten.count_nonzero",), lambda: torch.count_nonzero(x, dims), lambda: x != 0,
-                      lambda: x != 0)  # fmt: skip
-            self.check = lambda value: torch.testing.assert_close(value.sum(dims), torch.count_nonzero(x, dims))
+            self._set(
+                ("aten.count_nonzero",), lambda: torch.count_nonzero(x, dims), lambda: x != 0, lambda: x != 0
+            )
+            self.check = lambda value: torch.testing.assert_close(
+                value.sum(dims), torch.count_nonzero(x, dims)
+            )
         elif kind in ("amax", "amin"):
             function = getattr(torch, kind)
-            self._set((f"aten.{kind}",), lambda: function(x, dims, keepdim=keep),
-                      lambda: function(x, dims, keepdim=keep), lambda: function(x, dims, keepdim=keep))  # fmt: skip
+            self._set(
+                (f"aten.{kind}",),
+                lambda: function(x, dims, keepdim=keep),
+                lambda: function(x, dims, keepdim=keep),
+                lambda: function(x, dims, keepdim=keep),
+            )
         elif kind in ("max", "min", "argmax", "argmin"):
             extreme = torch.amax if kind in ("max", "argmax") else torch.amin
             function = getattr(torch, kind)
-            self._set((f"aten.{kind}",), lambda: function(x, one[0], keepdim=keep),
-                      lambda: extreme(x, one, keepdim=keep), lambda: extreme(x, one, keepdim=keep))  # fmt: skip
+            self._set(
+                (f"aten.{kind}",),
+                lambda: function(x, one[0], keepdim=keep),
+                lambda: extreme(x, one, keepdim=keep),
+                lambda: extreme(x, one, keepdim=keep),
+            )
             if kind in ("argmax", "argmin"):
                 self.check = lambda value: torch.testing.assert_close(
-                    value, x.gather(one[0], function(x, one[0], keepdim=True)).squeeze(one[0]) if not keep
-                    else x.gather(one[0], function(x, one[0], keepdim=True)))  # fmt: skip
+                    value,
+                    x.gather(one[0], function(x, one[0], keepdim=True)).squeeze(one[0])
+                    if not keep
+                    else x.gather(one[0], function(x, one[0], keepdim=True)),
+                )
             else:
-                self.check = lambda value: torch.testing.assert_close(value, function(x, one[0], keepdim=keep).values)
+                self.check = lambda value: torch.testing.assert_close(
+                    value, function(x, one[0], keepdim=keep).values
+                )
         elif kind == "aminmax":
-            self._set(("aten.aminmax",), lambda: torch.aminmax(x, dim=one[0], keepdim=keep),
-                      lambda: (torch.amin(x, one, keepdim=keep), torch.amax(x, one, keepdim=keep)),
-                      lambda: tuple(torch.aminmax(x, dim=one[0], keepdim=keep)))  # fmt: skip
+            self._set(
+                ("aten.aminmax",),
+                lambda: torch.aminmax(x, dim=one[0], keepdim=keep),
+                lambda: (torch.amin(x, one, keepdim=keep), torch.amax(x, one, keepdim=keep)),
+                lambda: tuple(torch.aminmax(x, dim=one[0], keepdim=keep)),
+            )
         elif kind == "mean":
             n = math.prod(x.shape[d] for d in dims)
-            self._set(("aten.mean",), lambda: torch.mean(x, dims, keepdim=keep),
-                      lambda: x.sum(dims, keepdim=keep) / n, lambda: torch.mean(x, dims, keepdim=keep))  # fmt: skip
+            self._set(
+                ("aten.mean",),
+                lambda: torch.mean(x, dims, keepdim=keep),
+                lambda: x.sum(dims, keepdim=keep) / n,
+                lambda: torch.mean(x, dims, keepdim=keep),
+            )
         elif kind in ("norm", "vector_norm"):
             order = self.rng.choice([2, 1, math.inf, -math.inf])
 
@@ -223,18 +297,27 @@ class Case:
 
     def _trace(self) -> None:
         x = self._tensor(self.rng.randint(1, 5), self.rng.randint(1, 5))
-        self._set(("aten.trace",), lambda: torch.trace(x), lambda: torch.diagonal(x).sum(), lambda: torch.trace(x))
+        self._set(
+            ("aten.trace",), lambda: torch.trace(x), lambda: torch.diagonal(x).sum(), lambda: torch.trace(x)
+        )
 
     # scans -----------------------------------------------------------------------------------------
     def _scan(self) -> None:
         x = self._tensor(*self._shape())
         dim = self.rng.randrange(x.dim())
         steps = {
-            "cumsum": torch.add, "cumprod": torch.mul, "cummax": torch.maximum, "cummin": torch.minimum,
-        }  # fmt: skip
+            "cumsum": torch.add,
+            "cumprod": torch.mul,
+            "cummax": torch.maximum,
+            "cummin": torch.minimum,
+        }
         function = getattr(torch, self.kind)
         operators = (f"aten.{self.kind}", f"aten._{self.kind}", f"aten._{self.kind}_helper")
-        expected = (lambda: function(x, dim).values) if self.kind in ("cummax", "cummin") else (lambda: function(x, dim))
+        expected = (
+            (lambda: function(x, dim).values)
+            if self.kind in ("cummax", "cummin")
+            else (lambda: function(x, dim))
+        )
         self._set(operators, lambda: function(x, dim), lambda: scan(x, dim, steps[self.kind]), expected)
 
     _cumsum = _cumprod = _cummax = _cummin = _scan
@@ -256,7 +339,11 @@ class Case:
             hist, counter = elementary_count(lambda: add_into(bins, index, torch.ones_like(x)))
             return hist, flops + counter.flops
 
-        self.operators, self.call, self.reference = ("aten.histc",), lambda: torch.histc(x, bins, low, high), histc
+        self.operators, self.call, self.reference = (
+            ("aten.histc",),
+            lambda: torch.histc(x, bins, low, high),
+            histc,
+        )
         self.check = lambda value: _close(value, torch.histc(x, bins, low, high))
 
     def _bincount(self) -> None:
@@ -268,12 +355,20 @@ class Case:
             self.reference, self.check = (lambda: (torch.bincount(ids), 0)), (lambda value: None)
             return
         top = int(ids.max()) + 1
-        self._set(("aten.bincount",), lambda: torch.bincount(ids, weights), lambda: add_into(top, ids, weights),
-                  lambda: torch.bincount(ids, weights))  # fmt: skip
+        self._set(
+            ("aten.bincount",),
+            lambda: torch.bincount(ids, weights),
+            lambda: add_into(top, ids, weights),
+            lambda: torch.bincount(ids, weights),
+        )
 
     def _histogram(self) -> None:
         x = torch.rand(self.rng.randint(2, 30), generator=self.generator, dtype=torch.float64)
-        weight = torch.rand(x.shape, generator=self.generator, dtype=torch.float64) if self.rng.random() < 0.4 else None
+        weight = (
+            torch.rand(x.shape, generator=self.generator, dtype=torch.float64)
+            if self.rng.random() < 0.4
+            else None
+        )
         wants_density = self.rng.random() < 0.5
         bins = self.rng.randint(1, 6)
         mode = self.rng.choice(["count", "count_range", "edges"])
@@ -325,7 +420,9 @@ class Case:
             edges = [torch.linspace(*limits[d], bins[d] + 1, dtype=torch.float64) for d in range(width)]
 
             def count() -> Tensor:
-                hist = add_into(math.prod(bins), index, torch.ones(samples, dtype=torch.float64)).reshape(bins)
+                hist = add_into(math.prod(bins), index, torch.ones(samples, dtype=torch.float64)).reshape(
+                    bins
+                )
                 return density(hist, edges) if wants_density else hist
 
             hist, counter = elementary_count(count)
@@ -340,16 +437,24 @@ class Case:
         n = self.rng.randint(1, 6)
         a, b = self._tensor(n), self._tensor(n)
         function = getattr(torch, self.kind)
-        self._set((f"aten.{self.kind}",), lambda: function(a, b),
-                  lambda: torch.mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(()), lambda: function(a, b))  # fmt: skip
+        self._set(
+            (f"aten.{self.kind}",),
+            lambda: function(a, b),
+            lambda: torch.mm(a.unsqueeze(0), b.unsqueeze(1)).reshape(()),
+            lambda: function(a, b),
+        )
 
     _vdot = _dot
 
     def _mv(self) -> None:
         m, n = self.rng.randint(1, 5), self.rng.randint(1, 5)
         a, v = self._tensor(m, n), self._tensor(n)
-        self._set(("aten.mv",), lambda: torch.mv(a, v), lambda: torch.mm(a, v.unsqueeze(1)).squeeze(1),
-                  lambda: torch.mv(a, v))  # fmt: skip
+        self._set(
+            ("aten.mv",),
+            lambda: torch.mv(a, v),
+            lambda: torch.mm(a, v.unsqueeze(1)).squeeze(1),
+            lambda: torch.mv(a, v),
+        )
 
 
 def _close(got: Any, expected: Any) -> None:
@@ -380,9 +485,11 @@ def test_foreach_powsum_counts_each_tensor_like_powsum() -> None:
     tensors = [torch.randn(2, 3), torch.randn(4)]
     for order, expected in ((2, 18), (3, 28)):
         reference = sum(
-            elementary_count(lambda t=t: torch.pow(torch.abs(t), order).sum() if order != 2 else (t * t).sum())[1].flops
+            elementary_count(
+                lambda t=t, order=order: torch.pow(torch.abs(t), order).sum() if order != 2 else (t * t).sum()
+            )[1].flops
             for t in tensors
         )
         assert reference == expected
-        counted = library_count(lambda: torch.ops.aten._foreach_powsum(tensors, order))
+        counted = library_count(lambda order=order: torch.ops.aten._foreach_powsum(tensors, order))
         assert counted.operator("aten._foreach_powsum") == expected, counted.by_operator
