@@ -22,6 +22,12 @@ RETAINED_KIB_PER_CALL = 4.0
 FULL_OVER_DISPATCH_PEER = 1.0  # issue #24 (spec "against the fastest dispatch-level peer")
 MEASURE_FLOPS_OVER_DISPATCH_PEER = 0.9
 KIB = 1024
+# Issue #36, "the cost of looking" (overhead = time − bare forward; the floor = an empty dispatch mode).
+# Models whose floor is a sizeable share of the forward are judged by overhead ÷ the floor's overhead;
+# those where it is a few percent (noise-dominated as a divisor) by time ÷ bare forward.
+OVERHEAD_TARGETS = {"mobilenetv3": (3.0, 2.0), "stack1000": (3.0, 2.0)}  # (full, measure_flops)
+BARE_TARGETS = {"resnet50": (1.10, 1.05), "bert": (1.10, 1.05)}
+NOISY_FLOOR = 0.05  # floor overhead under 5 % of the bare forward: its ratio is noise-dominated
 
 
 def median(outcome: Outcome) -> float | None:
@@ -174,6 +180,49 @@ def targets_table(results: Sequence[ModelResult]) -> list[str]:
     return lines
 
 
+def _target(value: float | None, cap: float | None) -> str:
+    if value is None:
+        return "–"
+    if cap is None:
+        return f"{value:.2f}"
+    return f"{value:.2f} (target ≤ {cap:g}, {'met' if value <= cap else 'not met'})"
+
+
+def looking_table(results: Sequence[ModelResult]) -> list[str]:
+    """Issue #36: the floor, and full mode's and ``measure_flops``' overheads against it and the forward."""
+    lines = [
+        "| model | floor overhead ÷ bare | full overhead ÷ floor overhead | measure_flops overhead ÷ "
+        "floor overhead | full ÷ bare | measure_flops ÷ bare |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for result in results:
+        if result.status != "ok":
+            continue
+        outcomes = result.outcomes
+        bare, floor = median(outcomes[tools.BARE]), median(outcomes[tools.FLOOR])
+        if bare is None or floor is None:
+            continue
+        full, flops = median(outcomes["ts-full"]), median(outcomes["ts-measure-flops"])
+        overhead = floor - bare
+        over_caps = OVERHEAD_TARGETS.get(result.spec.key, (None, None))
+        bare_caps = BARE_TARGETS.get(result.spec.key, (None, None))
+
+        def over_floor(
+            value: float | None, cap: float | None, bare: float = bare, overhead: float = overhead
+        ) -> str:
+            if value is None or overhead <= 0:
+                return "–"
+            cell = _target((value - bare) / overhead, cap)
+            return cell + (" (floor in the noise)" if overhead < NOISY_FLOOR * bare else "")
+
+        lines.append(
+            f"| {result.spec.name} | {overhead / bare:.3f} | {over_floor(full, over_caps[0])} | "
+            f"{over_floor(flops, over_caps[1])} | {_target(full and full / bare, bare_caps[0])} | "
+            f"{_target(flops and flops / bare, bare_caps[1])} |"
+        )
+    return lines if len(lines) > 2 else []
+
+
 def retained_table(results: Sequence[ModelResult]) -> list[str]:
     """KiB of report retained per layer call, structure and full mode (target ≤ 4 KiB)."""
     lines = [
@@ -197,6 +246,9 @@ def render(header: Sequence[str], results: Sequence[ModelResult]) -> str:
     depth = depth_table(results)
     if depth:
         parts += ["", "### Depth scaling (µs per Linear+ReLU pair; flat is the target, ±15 %)", "", *depth]
+    looking = looking_table(results)
+    if looking:
+        parts += ["", "### The cost of looking (issue #36; overhead = time − bare forward)", "", *looking]
     parts += ["", "### Against the spec's targets (informational)", "", *targets_table(results)]
     dispatch = dispatch_table(results)
     if dispatch:

@@ -146,7 +146,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         unknown = set(options.tools.split(",")) - set(tools.BY_KEY)
         if unknown:
             parser.error(f"unknown tool keys: {', '.join(sorted(unknown))}")
-        wanted = {tools.BARE, tools.FLOP_COUNTER, *options.tools.split(",")}  # the two references always run
+        # the references always run: bare forward, the floor and FlopCounterMode
+        wanted = {tools.BARE, tools.FLOOR, tools.FLOP_COUNTER, *options.tools.split(",")}
         options.selected = [tool for tool in tools.TOOLS if tool.key in wanted]
     else:
         options.selected = list(tools.TOOLS)

@@ -1,5 +1,9 @@
 """Every timed contender, as one ordered registry: baselines, TorchScan, then the peers.
 
+The baselines are the bare forward, the floor (the forward under an empty dispatch mode that only
+forwards every operator: what any dispatch-level counter pays before it counts, issue #36) and
+PyTorch's FlopCounterMode.
+
 A tool turns ``(model, args, kwargs)`` into a zero-argument callable that performs one complete
 analysis (or one bare forward). Peers are called only through their public APIs, exactly as their
 documentation shows, with printing turned off; nothing of their source is used here. Every call runs
@@ -18,6 +22,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 Call = Callable[[], object]
 Factory = Callable[[nn.Module, tuple[Any, ...], dict[str, Any]], Call]
@@ -80,6 +85,25 @@ def _quiet(fn: Call) -> Call:
 
 def _bare(model: nn.Module, args: tuple, kwargs: dict) -> Call:
     return _no_grad(lambda: model(*args, **kwargs))
+
+
+class _ForwardingMode(TorchDispatchMode):
+    """An empty dispatch mode: every operator is forwarded as it came, nothing is looked at (issue #36).
+
+    A plain subclass, so PyTorch wraps its ``__torch_dispatch__`` exactly as it wraps any mode's (the
+    Dynamo guard included): the cost every dispatch-level counter pays before it counts anything.
+    """
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: Any = None) -> Any:
+        return func(*args, **(kwargs or {}))
+
+
+def _floor(model: nn.Module, args: tuple, kwargs: dict) -> Call:
+    def call() -> object:
+        with _ForwardingMode():
+            return model(*args, **kwargs)
+
+    return _no_grad(call)
 
 
 def _flop_counter(model: nn.Module, args: tuple, kwargs: dict) -> Call:
@@ -173,10 +197,12 @@ def _thop(model: nn.Module, args: tuple, kwargs: dict) -> Call:
 
 
 BARE = "bare"
+FLOOR = "floor"
 FLOP_COUNTER = "flopcounter"
 
 TOOLS = (
     Tool(BARE, "bare forward", _bare),
+    Tool(FLOOR, "empty TorchDispatchMode (the floor)", _floor),
     Tool(FLOP_COUNTER, "FlopCounterMode alone", _flop_counter),
     Tool("ts-structure", "torchscan crawl_module structure", _structure),
     Tool("ts-full", "torchscan crawl_module full", _full),

@@ -10,6 +10,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.module_tracker import ModuleTracker
 
+from torchscan.analysis.dispatch import OperatorObserver
 from torchscan.measure.module_labels import ModuleLabels, _grad_tensors
 
 
@@ -82,3 +83,37 @@ def test_grad_tensors_reads_plain_tensors_and_containers() -> None:
     assert _grad_tensors(b) == []
     assert _grad_tensors((a, b, None, 3)) == [a]
     assert _grad_tensors((b, [a], {"k": a})) == [a, a]  # nested: PyTorch's pytree walk
+
+
+class _PerOperator(TorchDispatchMode):
+    """The reference ``by_module``: every operator's FLOPs added to each label running at it."""
+
+    def __init__(self, labels: ModuleLabels, observer: OperatorObserver) -> None:
+        super().__init__()
+        self.labels, self.observer = labels, observer
+        self.flops: dict[str, int] = {}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        running = list(self.labels.parents)
+        before = self.observer.attributed
+        out = func(*args, **(kwargs or {}))  # dispatched to the observer below this mode
+        flops = self.observer.attributed - before
+        for label in running:
+            if flops:
+                self.flops[label] = self.flops.get(label, 0) + flops
+        return out
+
+
+def test_label_intervals_give_each_label_the_flops_of_its_operators() -> None:
+    # issue #36: by_module is kept per label interval; it must equal attributing every operator to
+    # every running label, through re-entered labels, a backward pass and the end-of-backward reset
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), Block(), Block())
+    x = torch.randn(2, 4)
+    observer = OperatorObserver()
+    labels = ModuleLabels(observer)
+    observer.module_labels = labels
+    with labels, observer, _PerOperator(labels, observer) as reference:
+        _workload(model, x)
+    assert observer.by_module() == reference.flops
+    assert reference.flops["Sequential.1.inner"] > 0 and reference.flops["Global"] == observer.attributed

@@ -20,7 +20,6 @@ from torchscan.analysis.operator_resolution import validate_custom_mapping
 from torchscan.analysis.ownership import ExtensionState
 from torchscan.analysis.recursion import frames_needed, recursion_limit_at_least
 from torchscan.analysis.roofline import add_roofline
-from torchscan.analysis.traversal import nesting_depth
 from torchscan.extensions import ModuleHandler, validate_custom_modules
 from torchscan.report.hardware import check_hardware
 from torchscan.report.schema import AnalysisReport, InputsMeta
@@ -227,7 +226,7 @@ def _observe(
             )
         else:
             recorder = CallRecorder(module, estimator=None, on_failure=record_failure)
-        limit = frames_needed(nesting_depth(info.path for info in recorder.infos))
+        limit = frames_needed(recorder.depth)
         # The limit stays raised through the report build: a deep call tree is walked there too.
         with recursion_limit_at_least(limit):
             training = [(m, m.training) for m in recorder.modules]

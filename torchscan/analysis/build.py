@@ -12,7 +12,7 @@ from torch import nn
 
 from torchscan._version import __version__
 from torchscan.analysis.distributed import process_group_context
-from torchscan.analysis.estimate import field_result
+from torchscan.analysis.estimate import field_result, materialize
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.analysis.inputs import device_name, dtype_name, qualified_name
 from torchscan.analysis.uncalled import with_not_called_rows
@@ -137,7 +137,8 @@ def apply_functional_formulas(records: list[CallRecord]) -> None:
             )
 
 
-def _layer(record: CallRecord, root_name: str) -> LayerReport:
+def _layer(record: CallRecord, root_name: str, recorder: CallRecorder) -> LayerReport:
+    call_input, call_output = recorder.call_io(record)
     layer: LayerReport = {
         "path": record.path,
         "call_index": record.call_index,
@@ -145,8 +146,8 @@ def _layer(record: CallRecord, root_name: str) -> LayerReport:
         "name": sys.intern(record.path.rpartition(".")[2]) if record.path else root_name,
         "depth": record.depth,
         "type": record.type_name,
-        "input": record.input,
-        "output": record.output,
+        "input": call_input,
+        "output": call_output,
         "parameters": record.parameters,
         "buffers": record.buffers,
         "metrics": record.metrics,
@@ -299,9 +300,13 @@ def build_report(
     records = recorder.records
     full = mode == "full"
     if full:
+        cache = recorder.estimate_results
+        for record in records:
+            if record.estimate is not None:
+                materialize(record, cache)  # plain leaf estimates become MetricResults here
         apply_functional_formulas(records)
     root_name = report_name(type(module).__name__.lower())
-    layers = [_layer(record, root_name) for record in records]
+    layers = [_layer(record, root_name, recorder) for record in records]
     totals, devices, dtypes = storage_totals(recorder.infos)
     if full:
         attach_operator_flops(records, layers)

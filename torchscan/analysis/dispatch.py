@@ -51,7 +51,7 @@ from torchscan.analysis.operator_resolution import (
     run_composite,
     wrap_caller_formula,
 )
-from torchscan.analysis.phases import PhaseTally, unavailable_phases
+from torchscan.analysis.phases import FORWARD, PhaseTally, unavailable_phases
 from torchscan.formulas import operators
 from torchscan.report.diagnostics import diagnostic, error_text
 from torchscan.report.names import report_name
@@ -68,6 +68,8 @@ from torchscan.report.schema import (
     metric_result,
 )
 from torchscan.runtime.torch_versions import installed_version, untested_torch_diagnostics
+
+_graph_task_id = torch._C._current_graph_task_id  # -1 outside the autograd engine (analysis/phases.py)
 
 LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
@@ -123,12 +125,17 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
         self.custom_mapping = custom_mapping
         self._native = native_registry()
         self._custom = {packet: wrap_caller_formula(f) for packet, f in (custom_mapping or {}).items()}
-        self._entries: dict[Any, Entry] = {}
+        # Keyed by id(func): an OpOverload hashes through a Python method, once per operator. The
+        # resolved overloads are kept alive in _resolved, so an id is never reused meanwhile.
+        self._entries: dict[int, Entry] = {}
+        self._resolved: list[Any] = []
         self.suspended = False
         self.sink: AttributionSink | None = None
-        self.module_labels: Any = None  # measure.module_labels.ModuleLabels when by_module is wanted
+        # measure.module_labels.ModuleLabels when by_module is wanted: it reads ``attributed``, the
+        # running sum of the FLOPs attributed so far, when a label enters and when it leaves.
+        self.module_labels: Any = None
+        self.attributed = 0
         self.by_operator: dict[str, int] = {}
-        self.by_module: dict[str, int] = {}
         self.ignored: dict[str, int] = {}
         self.ignored_reasons: dict[str, str] = {}
         self.uncounted: dict[str, int] = {}
@@ -140,6 +147,9 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
         self.distributed = distributed.DistributedTally()  # DTensor logical work, collectives
         self._entered = 0
         self._known = 0  # sum of by_operator, kept within MAX_NUMBER by _add
+        # The inline paths of __torch_dispatch__ do what _count does: a subclass extending _count
+        # (the bytes and steps observer) has every call go through it.
+        self._inline = type(self)._count is OperatorObserver._count
         self._unguarded = False
 
     def __enter__(self) -> OperatorObserver:
@@ -174,7 +184,8 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
             entry = Entry(higher_order.operator_name(func), HIGHER_ORDER, None)
         else:
             entry = resolve(func, self._custom, self._native)
-        self._entries[func] = entry
+        self._entries[id(func)] = entry
+        self._resolved.append(func)
         return entry
 
     def counter(self) -> OperatorObserver:
@@ -189,7 +200,48 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
         kwargs = kwargs or {}
         if self.suspended or (self.distributed.depth and self.distributed.skip()):
             return func(*args, **kwargs)  # skip(): DTensor's sharding propagation on fake tensors
-        entry = self._entries.get(func) or self._resolve(func)
+        entry = self._entries.get(id(func)) or self._resolve(func)
+        if types or not self._inline:  # a tensor subclass (DTensor, fake, jagged): the general path
+            return self._observe(entry, func, types, args, kwargs)
+        fast = entry.fast
+        if fast is not None:
+            # One pass for an ordinary call of a TorchScan formula (analysis/fast_counts.py); what it
+            # cannot answer is counted by _count, which records why the call is not counted in full.
+            out = func(*args, **kwargs)
+            flops = fast(args, kwargs, out)
+            if flops is None or self._known + flops > MAX_NUMBER:
+                return self._file(entry, *self._count(entry, args, kwargs, out), args, kwargs, out)
+            self._known += flops
+            by_operator = self.by_operator
+            by_operator[entry.name] = by_operator.get(entry.name, 0) + flops
+            if flops:
+                phases = self.phases
+                if phases.optimizer_depth or _graph_task_id() != -1:
+                    phases.add(flops, True)
+                else:  # the forward phase, as current_phase() reads it
+                    phases.flops[FORWARD] += flops
+                self.attributed += flops
+        elif entry.kind == IGNORED:
+            out = func(*args, **kwargs)
+            name = entry.name
+            self.ignored[name] = self.ignored.get(name, 0) + 1
+            if name not in self.ignored_reasons:
+                self.ignored_reasons[name] = entry.reason or ""
+            flops = 0
+        else:
+            return self._observe(entry, func, types, args, kwargs)
+        sink = self.sink
+        if sink is not None:
+            frame = sink.current
+            if frame is not None and frame.covers_own_frame:
+                frame.op_self += flops
+            else:
+                ignored = fast is None  # the IGNORED branch above
+                sink.on_operator(entry.name, flops, True, ignored, entry.kind, args, kwargs, out)
+        return out
+
+    def _observe(self, entry: Entry, func: Any, types: Any, args: tuple[Any, ...], kwargs: Any) -> Any:
+        """The general path of one call: higher-order, decomposed and DTensor calls, every kind."""
         if entry.kind == HIGHER_ORDER and entry.name in higher_order.TRANSPARENT:
             return higher_order.run_observed(self, func, args, kwargs)  # its parts are observed
         if entry.kind == DECOMPOSED and not layout_unsupported(args, kwargs):
@@ -204,7 +256,19 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
             # counted at global shapes for logical_total; its local operators come back as executed
             return self.distributed.dtensor_call(self, entry, func, args, kwargs)
         out = func(*args, **kwargs)
-        flops, complete, ignored = self._count(entry, args, kwargs, out)
+        return self._file(entry, *self._count(entry, args, kwargs, out), args, kwargs, out)
+
+    def _file(
+        self,
+        entry: Entry,
+        flops: int,
+        complete: bool,
+        ignored: bool,
+        args: tuple[Any, ...],
+        kwargs: Any,
+        out: Any,
+    ) -> Any:
+        """File one counted call under its phase, its module call (the sink) and ``attributed``."""
         if flops or not complete:  # a counted or ignored zero changes no phase: skip the lookup
             self.phases.add(flops, complete)
         sink = self.sink
@@ -219,9 +283,8 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
                 sink.on_operator(entry.name, flops, complete, ignored, entry.kind, operands, {}, None)
             else:
                 sink.on_operator(entry.name, flops, complete, ignored, entry.kind, args, kwargs, out)
-        if flops and self.module_labels is not None:
-            for label in self.module_labels.parents:  # a set: each running label once
-                self.by_module[label] = self.by_module.get(label, 0) + flops
+        if flops:
+            self.attributed += flops  # by_module: each running label's interval reads the sum
         return out
 
     def _count(
@@ -463,13 +526,17 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
             report["context"]["distributed"] = context
         return report
 
+    def by_module(self) -> dict[str, int]:
+        """FLOPs per running module label (``measure_flops``' ``by_module``, before renaming)."""
+        return {} if self.module_labels is None else self.module_labels.flops_by_label()
+
     def _report(self, total: MetricResult, diagnostics: list[Diagnostic]) -> FlopReport:
         return {
             "schema_version": SCHEMA_VERSION,
             "context": flop_context(OPERATOR_METHOD, self.by_operator, self._native),
             "total": total,
             "by_phase": self.phases.results(OPERATOR_METHOD),
-            "by_module": {report_name(k): v for k, v in sorted(self.by_module.items()) if k != "Global"},
+            "by_module": {report_name(k): v for k, v in sorted(self.by_module().items()) if k != "Global"},
             "by_operator": dict(sorted(self.by_operator.items())),
             "ignored_operators": {
                 name: {"calls": calls, "reason": self.ignored_reasons[name]}
@@ -479,10 +546,28 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
         }
 
 
+# The report names of a registry's operators, per registry object and size (as resolution decisions
+# are remembered, operator_resolution._DECISIONS): every report reads them.
+_COVERED: dict[int, tuple[Mapping[Any, Any], int, frozenset[str]]] = {}
+
+
+def _covered(registry: Mapping[Any, Any]) -> frozenset[str]:
+    known = _COVERED.get(id(registry))
+    if known is not None and known[0] is registry and known[1] == len(registry):
+        return known[2]
+    names = frozenset(
+        higher_order.operator_name(k) if higher_order.is_higher_order(k) else str(k) for k in registry
+    )
+    if len(_COVERED) > 16:  # caller-built registries (tests): stay bounded
+        _COVERED.clear()
+    _COVERED[id(registry)] = (registry, len(registry), names)
+    return names
+
+
 def flop_context(method: str, by_operator: Mapping[str, int], registry: Mapping[Any, Any]) -> FlopContext:
     """A FlopReport's context; ``flop_counter_operators`` read from the running torch's ``registry``
     (torch-versions.md 1: what "FlopCounterMode alone" counts is never a list fixed in code)."""
-    covered = {higher_order.operator_name(k) if higher_order.is_higher_order(k) else str(k) for k in registry}
+    covered = _covered(registry)
     return {
         "torch_version": str(torch.__version__),
         "method": method,

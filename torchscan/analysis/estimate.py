@@ -16,7 +16,7 @@ from torch import nn
 
 from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
 from torchscan.analysis.inputs import qualified_name
-from torchscan.analysis.leaf_memo import MemoView, leaf_key
+from torchscan.analysis.leaf_memo import LeafMemo, leaf_key
 from torchscan.formulas import ragged, registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
@@ -108,30 +108,39 @@ def estimate_leaf(
     kwargs: dict[str, Any],
     output: Any,
     fields: tuple[str, ...] = ESTIMATE_FIELDS,
-    memo: MemoView | None = None,
+    memo: LeafMemo | None = None,
 ) -> None:
     """Apply the built-in leaf formulas to ``fields`` of one call, recording statuses and diagnostics.
 
-    ``memo`` keeps the six results of calls estimated completely and silently, keyed by
-    :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell apart
-    shares them (within one report; MetricResults are never modified once built).
+    A call whose formulas all succeed silently keeps its six numbers in ``record.estimate`` (turned
+    into MetricResults by :func:`materialize` when the report is built). ``memo`` keeps those numbers
+    per :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell apart
+    gets them without running the formulas.
     """
+    cls = type(module)
+    plan = registry.leaf_formulas(cls)
+    if fields == ESTIMATE_FIELDS and plan is not None:
+        key = None if memo is None else leaf_key(module, plan, args, kwargs, output)
+        if key is not None:
+            # the key admits only positional plain tensors and one plain tensor output
+            assert memo is not None
+            estimate = memo.get(key)
+            if estimate is None:
+                estimate = _estimate_silently(plan, module, args, output, args[0], output)
+                if estimate is not None:
+                    memo.put(key, estimate)
+            if estimate is not None:
+                record.estimate = estimate
+                return
     path = record.path
     metrics = record.metrics
     inputs = ordered_inputs(module, args, kwargs)
     inp = first_tensor(inputs)
     out = first_tensor(output)
-    cls = type(module)
-    plan = registry.leaf_formulas(cls)
     if fields == ESTIMATE_FIELDS and inp is not None and out is not None and plan is not None:
-        key = None if memo is None else leaf_key(module, plan, args, kwargs, output)
-        results = None if key is None or memo is None else memo.get(key)
-        if results is None:
-            results = _estimate_silently(plan, module, inputs, output, inp, out)
-            if results is not None and key is not None and memo is not None:
-                memo.put(key, results)
-        if results is not None:
-            metrics.update(results)
+        estimate = _estimate_silently(plan, module, inputs, output, inp, out)
+        if estimate is not None:
+            record.estimate = estimate
             return
     compute = [f for f in COMPUTE_FIELDS if f in fields]
     spatial = [f for f in SPATIAL_FIELDS if f in fields]
@@ -193,14 +202,14 @@ def _estimate_silently(
     output: Any,
     inp: Any,
     out: Any,
-) -> dict[str, MetricResult] | None:
+) -> tuple[Any, ...] | None:
     """The common case in one pass: every formula recognises the call, succeeds and stays silent.
 
-    Returns the six results in report order: three complete counts and the receptive-field triple
-    (complete, or unavailable as ``not_applicable`` when the formula says it does not apply, exactly
-    as the general path records it). Anything else (a formula that does not recognise the call, an
-    unsupported configuration, a warning) returns None, and the general path re-runs the pure
-    formulas one by one.
+    Returns the plain estimate ``(flops, macs, dmas, spatial)``: three counts and the receptive-field
+    triple, or ``None`` for it when the formula says it does not apply (unavailable as
+    ``not_applicable``, exactly as the general path records it). Anything else (a formula that does
+    not recognise the call, an unsupported configuration, a warning) returns None, and the general
+    path re-runs the pure formulas one by one.
     """
     flops_of, macs_of, dmas_of, field_of = plan
     with warnings.catch_warnings(record=True) as caught:
@@ -214,8 +223,16 @@ def _estimate_silently(
             return None
     if caught:
         return None
-    counts = zip(COMPUTE_FIELDS, (flops, macs, dmas), strict=True)
-    results = {name: field_result(name, "complete", int(count)) for name, count in counts}
+    return (int(flops), int(macs), int(dmas), None if spatial is None else tuple(spatial))
+
+
+def _estimate_results(estimate: tuple[Any, ...]) -> dict[str, MetricResult]:
+    """The six MetricResults of a plain estimate, in report order."""
+    results = {
+        name: field_result(name, "complete", count)
+        for name, count in zip(COMPUTE_FIELDS, estimate[:3], strict=True)
+    }
+    spatial = estimate[3]
     if spatial is None:
         for name in SPATIAL_FIELDS:
             results[name] = field_result(name, "unavailable", method=NOT_APPLICABLE)
@@ -223,6 +240,22 @@ def _estimate_silently(
         for name, value in zip(SPATIAL_FIELDS, spatial, strict=True):
             results[name] = field_result(name, "complete", value)
     return results
+
+
+def materialize(record: CallRecord, cache: dict[int, Any]) -> None:
+    """Turn a record's plain estimate into its six MetricResults (issue #36: built with the report).
+
+    ``cache`` belongs to one analysis: rows holding the same estimate object (one memo entry) share
+    one set of results within the report. It keeps each estimate alive, so an id is never reused.
+    """
+    estimate = record.estimate
+    if estimate is None:
+        return
+    record.estimate = None
+    known = cache.get(id(estimate))
+    if known is None:
+        known = cache[id(estimate)] = (estimate, _estimate_results(estimate))
+    record.metrics.update(known[1])
 
 
 def _evaluate(

@@ -13,15 +13,15 @@ import inspect
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from threading import get_ident
 from typing import Any
 
-from torch import nn
+from torch import Tensor, nn
 from torch.nn.modules import module as module_globals
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
-from torchscan.analysis.inputs import FAILED, describe
-from torchscan.analysis.traversal import walk_modules
+from torchscan.analysis.inputs import FAILED, capture_meta, described
 from torchscan.formulas import registry
 from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
 from torchscan.formulas.tensors import first_tensor
@@ -52,10 +52,13 @@ class CallRecord:
     type_name: str
     parent: int
     is_leaf: bool
-    input: CallIO
+    # The call's arguments and output as :func:`~torchscan.analysis.inputs.capture_meta` keeps them while
+    # observing; :meth:`CallRecorder.call_io` and ``output_meta`` give the report's descriptions.
+    args_meta: tuple[Any, ...]
     parameters: ParameterStats
     buffers: BufferStats
-    output: ValueMeta = field(default_factory=dict)
+    kwargs_meta: dict[str, Any] | None = None
+    output_meta: Any = None
     failed: bool = False
     # The row's metrics, in report order: ``calls`` first, then estimates, then operator FLOPs.
     metrics: dict[str, MetricResult] = field(default_factory=dict)
@@ -76,6 +79,12 @@ class CallRecord:
     # views-3.md 1: a built-in inclusive estimate split along the module tree, ``(module path,
     # {field: own share})`` with this call's path first; resolved to rows when the report is built.
     shares: list[tuple[str, dict[str, int]]] | None = None
+    # A leaf estimate kept as plain numbers while observing (``analysis/estimate.py``): its six
+    # MetricResults are built with the report (:func:`~torchscan.analysis.estimate.materialize`).
+    estimate: tuple[Any, ...] | None = None
+    # Handler and ownership state between this call's two hooks (``analysis/ownership.py``); None
+    # for a call without a handler under no owner.
+    active: Any = None
 
 
 # Estimation callback: (recorder, record, module, args, kwargs, output) -> None, fills record.metrics.
@@ -109,6 +118,8 @@ class ModuleInfo:
     # A leaf whose type has a module FLOPs formula that surely applies covers its own frame's work; a
     # leaf without one, or whose formula may refuse its forward, has its operators recorded.
     has_formula: bool = True
+    calls: int = 0  # calls recorded so far: the next call's ``call_index``
+    covers: bool = False  # a leaf with a formula that surely applies: its calls cover their frame
 
 
 class CallRecorder:
@@ -142,32 +153,59 @@ class CallRecorder:
         self.outside_complete = True
         self.outside_functional: dict[str, int] = {}
         self.state: dict[str, Any] = {}  # scratch space for extensions (ownership stack, ...)
-        self._call_counts: dict[str, int] = {}
+        # The MetricResults of this analysis' leaf estimates, per estimate (estimate.materialize).
+        self.estimate_results: dict[int, Any] = {}
         self._seen_tensors: set[int] = set()
+        self._descriptions: dict[Any, ValueMeta] = {}  # see call_io
         self._calls_metric = calls_metric()
         self._handles: list[RemovableHandle] = []
         self._thread = threading.get_ident()  # reset by install()
         self.modules: list[nn.Module] = []
         self._info: dict[int, ModuleInfo] = {}
+        self.depth = 0  # the deepest module's nesting level (the root is 0)
         per_class: dict[type, tuple[str, bool]] = {}  # type name, has a formula that surely applies
-        for path, module in walk_modules(root):
+        info_of = self._info
+        # root.named_modules()'s pre-order without recursion, as traversal.walk_modules walks it (a
+        # module reachable twice keeps its first path), gathering each module's facts on the way.
+        stack: list[tuple[str, nn.Module]] = [("", root)]
+        while stack:
+            path, module = stack.pop()
+            key = id(module)
+            if key in info_of:
+                continue
             self.modules.append(module)
-            params, buffers = _own_tensors(module)
             cls = type(module)
             known = per_class.get(cls)
             if known is None:
                 applies = registry.flops.lookup(cls) is not None and not registry.may_refuse(cls)
                 known = per_class[cls] = (report_name(cls.__name__), applies)
             children = module._modules
-            self._info[id(module)] = ModuleInfo(
-                path=path,
-                depth=path.count(".") + 1 if path else 0,
-                type_name=known[0],
-                is_leaf=not children or not any(child is not None for child in children.values()),
-                params=params,
-                buffers=buffers,
-                has_formula=known[1],
+            named = (
+                [
+                    (f"{path}.{report_name(n)}" if path else report_name(n), c)
+                    for n, c in children.items()
+                    if c is not None
+                ]
+                if children
+                else None
             )
+            params, buffers = module._parameters, module._buffers
+            depth = path.count(".") + 1 if path else 0
+            if depth > self.depth:
+                self.depth = depth
+            info_of[key] = ModuleInfo(
+                path,
+                depth,
+                known[0],
+                not named,
+                tuple([t for t in params.values() if t is not None]) if params else (),
+                tuple([t for t in buffers.values() if t is not None]) if buffers else (),
+                known[1],
+                0,
+                not named and known[1],
+            )
+            if named:
+                stack.extend(reversed(named))
 
     @property
     def infos(self) -> Iterable[ModuleInfo]:
@@ -198,11 +236,11 @@ class CallRecorder:
 
     def _pre_hook(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         info = self._info.get(id(module))
-        if info is not None and threading.get_ident() == self._thread:
+        if info is not None and get_ident() == self._thread:
             self.enter(module, info, args)
 
     def _post_hook(self, module: nn.Module, args: tuple[Any, ...], *rest: Any) -> None:
-        if id(module) not in self._info or not self.stack or threading.get_ident() != self._thread:
+        if not self.stack or get_ident() != self._thread or id(module) not in self._info:
             return
         if len(rest) == 2:
             self.exit(module, args, rest[0], rest[1])
@@ -254,25 +292,26 @@ class CallRecorder:
 
     def enter(self, module: nn.Module, info: ModuleInfo, args: tuple[Any, ...]) -> None:
         """Pre-hook: open a record for this call and make it the innermost active call."""
-        path = info.path
-        call_index = self._call_counts.get(path, 0)
-        self._call_counts[path] = call_index + 1
+        call_index = info.calls
+        info.calls = call_index + 1
         parameters, buffer_stats = self.attribute(info.params, info.buffers)
+        stack = self.stack
+        records = self.records
         record = CallRecord(
-            path=path,
-            call_index=call_index,
-            depth=info.depth,
-            type_name=info.type_name,
-            parent=self.stack[-1] if self.stack else -1,
-            is_leaf=info.is_leaf,
-            input={"args": [describe(a) for a in args], "kwargs": {}},
-            parameters=parameters,
-            buffers=buffer_stats,
+            info.path,
+            call_index,
+            info.depth,
+            info.type_name,
+            stack[-1] if stack else -1,
+            info.is_leaf,
+            tuple([capture_meta(a) for a in args]),
+            parameters,
+            buffer_stats,
             metrics={"calls": self._calls_metric},
-            covers_own_frame=info.is_leaf and info.has_formula and not _tensorless(args),
+            covers_own_frame=info.covers and not _tensorless(args),
         )
-        self.stack.append(len(self.records))
-        self.records.append(record)
+        stack.append(len(records))
+        records.append(record)
         self.current = record
         if self.on_enter is not None:
             self.on_enter(self, record, module)
@@ -284,8 +323,8 @@ class CallRecorder:
         self.current = self.records[stack[-1]] if stack else None
         if kwargs:
             # Global pre-hooks do not receive keyword arguments; they are described here.
-            record.input["kwargs"] = {k: describe(v) for k, v in kwargs.items()}
-        record.output = describe(output)
+            record.kwargs_meta = {k: capture_meta(v) for k, v in kwargs.items()}
+        record.output_meta = capture_meta(output)
         estimator = self.estimator
         if estimator is None:
             return
@@ -305,7 +344,7 @@ class CallRecorder:
         record = self.records[stack.pop()]
         self.current = self.records[stack[-1]] if stack else None
         record.failed = True
-        record.output = FAILED
+        record.output_meta = FAILED
         if self.on_failure is not None:
             self._suspended(self.on_failure, self, record, module)
 
@@ -319,6 +358,22 @@ class CallRecorder:
             fn(*args)
         finally:
             observer.suspended = False
+
+    # --- descriptions for the report --------------------------------------------------------------
+
+    def call_io(self, record: CallRecord) -> tuple[CallIO, ValueMeta]:
+        """A record's ``input`` and ``output`` descriptions (analysis.md 5.4), built with the report.
+
+        Equal tensor descriptions within one report are one dict (:attr:`_descriptions`).
+        """
+        cache = self._descriptions
+        io: CallIO = {
+            "args": [described(meta, cache) for meta in record.args_meta],
+            "kwargs": {}
+            if record.kwargs_meta is None
+            else {k: described(v, cache) for k, v in record.kwargs_meta.items()},
+        }
+        return io, described(record.output_meta, cache)
 
     # --- operator attribution (AttributionSink) ------------------------------------------------
 
@@ -364,7 +419,9 @@ def _tensorless(args: tuple[Any, ...]) -> bool:
     recorded instead, and it is estimated from them like a module without a formula (families.md 3).
     A keyword-only call keeps its formula (global pre-hooks do not see keywords).
     """
-    return bool(args) and first_tensor(args) is None
+    if not args or isinstance(args[0], Tensor):
+        return False  # the common call: a tensor first
+    return first_tensor(args) is None
 
 
 _SIGNATURES: dict[type, inspect.Signature | None] = {}

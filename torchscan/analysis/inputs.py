@@ -87,6 +87,40 @@ def describe(value: Any) -> ValueMeta:
 
 FAILED: ValueMeta = {"kind": "failed"}
 
+_PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
+
+
+def capture_meta(value: Any) -> Any:
+    """What :func:`describe` needs of ``value``, kept while a forward is observed (issue #36).
+
+    A plain tensor becomes the tuple ``(shape, dtype, device, requires_grad)``, read now and described
+    when the report is built (:func:`described`); any other value is described now. Tuples never
+    come out of :func:`describe`, so the two cannot be confused.
+    """
+    if type(value) in _PLAIN_TENSORS and not value.is_nested:
+        return (value.shape, value.dtype, value.device, value.requires_grad)
+    return describe(value)
+
+
+def described(meta: Any, cache: dict[Any, ValueMeta]) -> ValueMeta:
+    """The :func:`describe` result of a :func:`capture_meta`; equal descriptions share ``cache``'s dict.
+
+    ``None`` (a call whose output was never seen) is an empty description.
+    """
+    if type(meta) is not tuple:
+        return {} if meta is None else meta
+    known = cache.get(meta)
+    if known is None:
+        shape, dtype, device, requires_grad = meta
+        known = cache[meta] = {
+            "kind": "tensor",
+            "shape": list(shape),
+            "dtype": dtype_name(dtype),
+            "device": device_name(device),
+            "requires_grad": requires_grad,
+        }
+    return known
+
 
 def tensors_in(value: Any) -> list[torch.Tensor]:
     """Every tensor inside ``value`` (tuples, lists and mapping values), depth first."""

@@ -28,8 +28,9 @@ The memo outlives one analysis, as PyTorch's formula lookups do: a test suite or
 analyses the same architecture again reuses the estimates (the key holds classes, formulas, shapes and
 plain values, never a module, tensor or report). It is bounded, and a registration that changes a
 class's formulas changes the ``plan`` inside every new key, so an entry made under other formulas is
-never found again. Each analysis gets its own copies (:class:`MemoView`): within one report, calls
-with equal estimates share one set of MetricResults; no two reports share one.
+never found again. It stores plain numbers (issue #36): each report builds its MetricResults from
+them, so within one report calls served by one entry share one set of MetricResults and no two
+reports share one.
 """
 
 from __future__ import annotations
@@ -44,8 +45,6 @@ from torch import nn
 
 from torchscan.formulas import registry
 from torchscan.formulas.keys import UNKEYABLE, canonical
-from torchscan.report.metric import copy_result
-from torchscan.report.schema import MetricResult
 
 # Attribute values that enter a key as they are (with their types): immutable, and equal values of one
 # type are interchangeable, except a float zero's sign (recorded beside them). Flat lists and tuples
@@ -199,66 +198,32 @@ def leaf_key(
     return tuple(parts)
 
 
-def _copied(results: dict[str, MetricResult]) -> dict[str, MetricResult]:
-    return {name: copy_result(result) for name, result in results.items()}
-
-
 class LeafMemo:
-    """The process-wide store: six MetricResults per :func:`leaf_key`, bounded, never handed out.
+    """The process-wide store: the plain estimate (numbers, never MetricResults) per :func:`leaf_key`.
 
-    Analyses read it through :meth:`view`, which gives each report its own copies: a caller who edits
-    one report's results cannot change another report.
+    Estimates are immutable tuples, so analyses share them; each report builds its own MetricResults
+    from them (:func:`torchscan.analysis.estimate.materialize`), so no two reports share a result.
     """
 
     def __init__(self, limit: int) -> None:
-        self._results: dict[Hashable, dict[str, MetricResult]] = {}
+        self._results: dict[Hashable, Any] = {}
         self._limit = limit
 
-    def get(self, key: Hashable) -> dict[str, MetricResult] | None:
-        """The stored results under ``key`` (the store's own objects: copy before handing out)."""
+    def get(self, key: Hashable) -> Any:
+        """The estimate stored under ``key``, or None."""
         return self._results.get(key)
 
-    def put(self, key: Hashable, results: dict[str, MetricResult]) -> None:
-        """Store ``results`` under ``key``, emptying the store first when it is full."""
+    def put(self, key: Hashable, estimate: Any) -> None:
+        """Store ``estimate`` under ``key``, emptying the store first when it is full."""
         if len(self._results) >= self._limit:
             self._results.clear()
-        self._results[key] = results
+        self._results[key] = estimate
 
     def clear(self) -> None:
         """Forget every entry."""
         self._results.clear()
 
-    def view(self) -> MemoView:
-        """The memo as one analysis sees it (see :class:`MemoView`)."""
-        return MemoView(self)
 
-
-class MemoView:
-    """One analysis' side of the memo: matching calls of this analysis share one set of results.
-
-    A key first met in this analysis is copied out of the process-wide store (or estimated and a copy
-    stored there), so rows of one report may share a MetricResult, reports never do.
-    """
-
-    def __init__(self, shared: LeafMemo) -> None:
-        self._shared = shared
-        self._local: dict[Hashable, dict[str, MetricResult]] = {}
-
-    def get(self, key: Hashable) -> dict[str, MetricResult] | None:
-        """This analysis' results under ``key``, copied from the process-wide store when needed."""
-        results = self._local.get(key)
-        if results is None:
-            stored = self._shared.get(key)
-            if stored is not None:
-                results = self._local[key] = _copied(stored)
-        return results
-
-    def put(self, key: Hashable, results: dict[str, MetricResult]) -> None:
-        """Keep ``results`` for this analysis and a private copy for later ones."""
-        self._local[key] = results
-        self._shared.put(key, _copied(results))
-
-
-# The process-wide store every analysis reads: about 3 KiB per entry (key and six results), so at most
-# about 11 MiB; a zoo model needs tens to a few hundred entries (ResNet-50: 50).
+# The process-wide store every analysis reads: a key and a tuple of numbers per entry (well under
+# 1 KiB), so at most a few MiB; a zoo model needs tens to a few hundred entries (ResNet-50: 50).
 SHARED = LeafMemo(4096)

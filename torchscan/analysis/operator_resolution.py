@@ -13,13 +13,15 @@ holds no state and modifies nothing global: PyTorch's registry is read, never wr
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
 from torchscan.analysis import distributed
+from torchscan.analysis.fast_counts import FastCounter, fast_counter
 from torchscan.analysis.operator_kinds import (
     COMMUNICATION,
     CUSTOM,
@@ -34,6 +36,7 @@ from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 from torchscan.runtime.torch_versions import installed_release
 
 _COMPOSITE = torch._C.DispatchKey.CompositeImplicitAutograd
+_FLOP_COUNTER = "torch.utils.flop_counter"
 
 
 def is_composite(func: Any) -> bool:
@@ -63,8 +66,9 @@ def run_composite(func: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -
 
 def native_registry() -> Mapping[Any, Callable[..., int]]:
     """PyTorch's own registered FLOP formulas, keyed by operator packet (read-only use)."""
-    from torch.utils import flop_counter
-
+    flop_counter = sys.modules.get(_FLOP_COUNTER)  # imported on first use (``import torchscan`` is light)
+    if flop_counter is None:
+        from torch.utils import flop_counter
     registry = getattr(flop_counter, "flop_registry", None)
     if not isinstance(registry, Mapping):
         raise NotImplementedError(
@@ -147,6 +151,8 @@ class Entry:
     # How the bytes of its calls are counted (:class:`torchscan.analysis.operator_bytes.ByteRule`);
     # set only by an observer that counts bytes, so the FLOP-only path never computes it.
     bytes_rule: Any = None
+    # The one-pass counter of an ordinary call (:mod:`torchscan.analysis.fast_counts`), or None.
+    fast: FastCounter | None = None
 
 
 def is_pytorch_formula(formula: Callable[..., int]) -> bool:
@@ -385,7 +391,15 @@ def classify_overload(
 # registries change size (a formula registered since) or another registry object is passed. Each
 # observer still builds its own Entry from it, so per-analysis state is never shared.
 _DECISIONS: dict[Any, tuple[str, str | None, Any]] = {}
+# resolve()'s entries without a caller mapping, copied for each use, with the name of the table
+# formula behind each and that formula as it was then
+_ENTRIES: dict[Any, tuple[Entry, str, Any]] = {}
 _DECISIONS_STATE: list[tuple[int, int, int] | None] = [None]
+
+
+def _state(native_formulas: Mapping[Any, Any]) -> tuple[int, int, int]:
+    """What the remembered decisions depend on: the registry object and both registries' sizes."""
+    return (id(native_formulas), len(native_formulas), len(operators.SUPPLEMENTAL_FORMULAS))
 
 
 def _decision(
@@ -394,9 +408,10 @@ def _decision(
     """:func:`_decide`, remembered per overload when there is no caller mapping."""
     if custom:
         return _decide(func, custom, native_formulas)
-    state = (id(native_formulas), len(native_formulas), len(operators.SUPPLEMENTAL_FORMULAS))
+    state = _state(native_formulas)
     if _DECISIONS_STATE[0] != state:
         _DECISIONS.clear()
+        _ENTRIES.clear()
         _DECISIONS_STATE[0] = state
     decision = _DECISIONS.get(func)
     if decision is None:
@@ -404,7 +419,45 @@ def _decision(
     return decision
 
 
+_FAST: dict[Any, FastCounter | None] = {}  # formula -> its one-pass counter, built once per process
+
+
+def _fast(formula: Callable[..., int] | None) -> FastCounter | None:
+    counter = _FAST.get(formula, False)
+    if counter is False:
+        counter = _FAST[formula] = fast_counter(formula)
+    return counter  # type: ignore[return-value]
+
+
 def resolve(
+    func: Any, custom: Mapping[Any, Callable[..., int]], native_formulas: Mapping[Any, Callable[..., int]]
+) -> Entry:
+    """Decide how the calls of one overload are counted (see :func:`_resolve`); a fresh entry.
+
+    Without a caller mapping the entry is copied from one kept per overload while the decisions are
+    (issue #36: an analysis resolves each overload it meets, and building the entry again each time
+    was a visible share of a small model's analysis).
+    """
+    if custom:
+        return _resolve(func, custom, native_formulas)
+    state = _state(native_formulas)
+    if _DECISIONS_STATE[0] != state:
+        _DECISIONS.clear()
+        _ENTRIES.clear()
+        _DECISIONS_STATE[0] = state
+    known = _ENTRIES.get(func)
+    # the formula is the one TorchScan's table holds now (a test may swap one for another)
+    if known is not None and operators.supplemental_formula(known[1]) is known[2]:
+        return replace(known[0])
+    template = _resolve(func, custom, native_formulas)
+    if template.kind == INHERITED:  # PyTorch's formula is read from its registry each time
+        return template
+    key = str(_decision(func, custom, native_formulas)[2].overloadpacket)
+    _ENTRIES[func] = (template, key, operators.supplemental_formula(key))
+    return replace(template)
+
+
+def _resolve(
     func: Any, custom: Mapping[Any, Callable[..., int]], native_formulas: Mapping[Any, Callable[..., int]]
 ) -> Entry:
     """Decide how the calls of one overload are counted (the observer caches the decision).
@@ -430,13 +483,17 @@ def resolve(
         native = native_formulas[packet]
         return Entry(name, kind, native_caller(native), verified=inherited_verified(key, native))
     if kind_name == "supplemental":
-        entry = Entry(name, kind, operators.supplemental_formula(key))
+        formula = operators.supplemental_formula(key)
+        entry = Entry(name, kind, formula)
         predicate = operators.IGNORED_UNLESS_ACCUMULATING.get(key)
         if predicate is not None:
             entry.ignore_when, entry.reason = predicate, reason
+        else:
+            entry.fast = _fast(formula)
         return entry
     if kind_name == "pointwise":
-        return Entry(name, kind, operators.pointwise_fallback())
+        formula = operators.pointwise_fallback()
+        return Entry(name, kind, formula, fast=_fast(formula))
     if kind_name == "foreach":  # counted_as is the per-tensor base overload
         base_kind, _, _ = _decision(counted_as, {}, native_formulas)
         per_tensor = operators.pointwise_fallback() if base_kind == "pointwise" else None

@@ -24,7 +24,7 @@ from torch import nn
 
 from torchscan.analysis import leaf_memo
 from torchscan.analysis.builtin_handlers import BUILTIN_HANDLERS, BuiltinHandler, forward_failed_tokens
-from torchscan.analysis.estimate import estimate_leaf, leave_unsupported, record_failure
+from torchscan.analysis.estimate import estimate_leaf, leave_unsupported, materialize, record_failure
 from torchscan.analysis.hooks import CallRecord, CallRecorder
 from torchscan.extensions import (
     HandlerOutcome,
@@ -41,9 +41,9 @@ FORWARD_FAILED = "forward_failed"
 
 @dataclass(slots=True)
 class _Active:
-    """Per-call state between the pre-hook and the post-hook."""
+    """Per-call state between the pre-hook and the post-hook, kept on the call's record
+    (``record.active``); a call without a handler under no owner has none."""
 
-    record: CallRecord | None  # None only in _PLAIN
     caller: ModuleHandler | None
     builtin: BuiltinHandler | None
     requested: tuple[str, ...]  # the six fields minus those an active ancestor owns
@@ -51,8 +51,8 @@ class _Active:
 
 
 # The state of every call without a handler under no owner (most calls): every field requested,
-# nothing declared. Such a call pushes its record instead of a new _Active.
-_PLAIN = _Active(None, None, None, ESTIMATE_FIELDS, ())
+# nothing declared.
+_PLAIN = _Active(None, None, ESTIMATE_FIELDS, ())
 
 
 def _ref(owner: CallRecord) -> dict[str, Any]:
@@ -95,8 +95,7 @@ class ExtensionState:
         self.custom = dict(custom_modules)
         self._handlers: dict[type, tuple[ModuleHandler | None, BuiltinHandler | None]] = {}
         self._owner_of: dict[str, CallRecord] = {}  # field -> outermost active owner
-        self._active: list[_Active | CallRecord] = []
-        self._leaf_memo = leaf_memo.SHARED.view()  # silent leaf estimates (analysis/leaf_memo.py)
+        self._leaf_memo = leaf_memo.SHARED  # silent leaf estimates (analysis/leaf_memo.py)
 
     def _select(self, module_type: type) -> tuple[ModuleHandler | None, BuiltinHandler | None]:
         pair = self._handlers.get(module_type)
@@ -112,8 +111,7 @@ class ExtensionState:
         caller, builtin = self._select(type(module))
         owner_of = self._owner_of
         if caller is None and builtin is None and not owner_of:
-            self._active.append(record)  # _PLAIN: nothing to remember but the record
-            return
+            return  # _PLAIN: nothing to remember (the recorder's own stack orders the calls)
         requested: tuple[str, ...] = ESTIMATE_FIELDS
         if owner_of:
             record.metric_owners = {
@@ -130,16 +128,14 @@ class ExtensionState:
                 record.metric_ownership = dict.fromkeys(declared, "subtree")
                 for name in declared:
                     owner_of[name] = record
-        self._active.append(_Active(record, caller, builtin, requested, declared))
+        record.active = _Active(caller, builtin, requested, declared)
 
     def _close(self, record: CallRecord) -> _Active:
-        """Pop this call's state and unwind the ownership it declared."""
-        active = self._active.pop()
-        # defensive: hooks close calls LIFO
-        while (active.record if type(active) is _Active else active) is not record and self._active:
-            active = self._active.pop()
-        if type(active) is not _Active:
+        """Take this call's state off its record and unwind the ownership it declared."""
+        active = record.active
+        if active is None:
             return _PLAIN
+        record.active = None
         for name in active.declared:
             if self._owner_of.get(name) is record:
                 del self._owner_of[name]
@@ -184,6 +180,7 @@ class ExtensionState:
                     record.shares = _shares_by_path(recorder, record, outcome.shares)
         if remaining and record.is_leaf:
             estimate_leaf(record, module, args, kwargs, output, remaining, self._leaf_memo)
+            materialize(record, recorder.estimate_results)  # beside the handler's results, in order
             if omitted and caller is not None:
                 # truth.md 6: what the handler left out and no module formula filled is not measured.
                 reason = f"its custom handler {callback_identity(caller.estimate)} returned no such estimate"
@@ -216,6 +213,7 @@ class ExtensionState:
         if "receptive_field" in covered:
             covered.add("token_dependencies")
         for row in records[index + 1 :]:
+            materialize(row, recorder.estimate_results)  # its plain estimate becomes results to drop
             for name in fields:
                 row.metrics.pop(name, None)
                 if row.metric_ownership:

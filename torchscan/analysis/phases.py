@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 import torch
+from torch.optim import optimizer as optim_module  # imported by ``import torch`` itself
 
 from torchscan.report.schema import FlopPhases, MetricResult, Status, metric_result
 
@@ -94,8 +95,6 @@ class PhaseTally:
 
     def install(self) -> None:
         """Register the global optimizer step hooks for the calling thread."""
-        from torch.optim import optimizer as optim_module
-
         self._thread = threading.get_ident()
         self._hooks = [optim_module.register_optimizer_step_pre_hook(self._pre_step)]
         try:

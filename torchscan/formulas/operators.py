@@ -387,6 +387,7 @@ def _index_add(args: tuple, kwargs: dict, out: object) -> int:
 _POINTWISE = functools.wraps(_per_output(1))(
     lambda args, kwargs, out: elements(out) if floating_result(args, kwargs, out) else 0
 )
+_POINTWISE.dtype_rule = floating_result  # type: ignore[attr-defined]  # as a registered formula's guard
 
 
 def pointwise_fallback() -> OperatorFormula:

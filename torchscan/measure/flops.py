@@ -96,7 +96,7 @@ def measure_flops(
 
 def _observe(observer: OperatorObserver, workload: Callable[[], object]) -> None:
     """Run ``workload`` once under ``observer`` and the module tracker of ``by_module``."""
-    labels = ModuleLabels()
+    labels = ModuleLabels(observer)
     observer.module_labels = labels
     with labels, observer:
         workload()

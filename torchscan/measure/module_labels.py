@@ -14,14 +14,20 @@ the autograd engine's end-of-backward callback resets it), with three difference
   tensors: PyTorch's mode ``"all"`` asks the engine about each tensor's node, which it refuses for a
   leaf during ``torch.autograd.grad`` (gradient penalties, input gradients, ``jacrev`` on an input).
   Only the backward attribution of ``by_module`` can move slightly then, never a count.
+
+``by_module`` itself is kept per label interval rather than per operator (issue #36): the observer keeps
+one running sum of the FLOPs it attributed (``attributed``), each label remembers that sum when it
+enters ``parents`` and adds the difference when it leaves (or when the end-of-backward reset drops
+it). Every operator's FLOPs thus reach exactly the labels in ``parents`` when it was dispatched, as a
+loop over ``parents`` at every operator did, without that loop.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, KeysView
+from threading import get_ident
 from typing import Any
 
 import torch
@@ -33,6 +39,7 @@ from torch.utils._pytree import tree_flatten
 logger = logging.getLogger(__name__)
 
 _LEAVES = (type(None), int, float, bool, str)
+_TENSOR = torch.Tensor
 
 
 def _grad_tensors(value: Any) -> list[torch.Tensor]:
@@ -54,21 +61,39 @@ def _grad_tensors(value: Any) -> list[torch.Tensor]:
     return [t for t in leaves if isinstance(t, tensor) and t.requires_grad]
 
 
-class ModuleLabels:
-    """Tracks which module labels are running (``parents``), forward and backward; a context manager."""
+class RunningTotal:
+    """What a label interval reads: the running sum of the FLOPs attributed so far (``attributed``)."""
 
-    def __init__(self) -> None:
-        self.parents: set[str] = {"Global"}
+    attributed: int = 0
+
+
+class ModuleLabels:
+    """Tracks which module labels are running (``parents``), forward and backward; a context manager.
+
+    ``tally`` (optional) is the object whose ``attributed`` sum the intervals read (the operator
+    observer); :meth:`flops_by_label` gives each label's share of it.
+    """
+
+    def __init__(self, tally: Any = None) -> None:
+        self.tally: Any = tally if tally is not None else RunningTotal()
+        # The running labels, each with ``attributed`` when it entered: ``parents`` is its key set.
+        self._since: dict[str, int] = {"Global": 0}
+        self._closed: dict[str, int] = {}  # label -> FLOPs of its finished intervals
         self._known: dict[int, str] = {}
-        self._seen: set[int] = set()
+        self._labels: dict[int, str] = {}  # modules whose children are named: their final label
         self._refs: dict[int, weakref.ref[nn.Module]] = {}
         self._has_callback = False
         self._hooks: list[Any] = []
         self._handles: list[Any] = []
-        self._thread = threading.get_ident()
+        self._thread = get_ident()
+
+    @property
+    def parents(self) -> KeysView[str]:
+        """The running labels (``"Global"`` included unless a module of that name left it), as a set."""
+        return self._since.keys()
 
     def __enter__(self) -> ModuleLabels:
-        self._thread = threading.get_ident()
+        self._thread = get_ident()
         self._handles = [
             register_module_forward_pre_hook(self._pre_hook),
             register_module_forward_hook(self._post_hook),
@@ -96,23 +121,40 @@ class ModuleLabels:
     def _forget(self, key: int) -> None:
         self._refs.pop(key, None)
         self._known.pop(key, None)
-        self._seen.discard(key)
+        self._labels.pop(key, None)
 
     def label(self, module: nn.Module) -> str:
         """The module's label, naming its children on first sight (ModuleTracker's convention)."""
         key = id(module)
-        if key in self._seen:
-            return self._known[key]
+        name = self._labels.get(key)
+        if name is not None:
+            return name
         if key not in self._known:
             self._watch(module)
             self._known[key] = type(module).__name__
         name = self._known[key]
         for child_name, child in module.named_children():
             self._watch(child)
-            self._known[id(child)] = f"{name}.{child_name}"
-            self.label(child)
-        self._seen.add(key)
+            child_key, child_label = id(child), f"{name}.{child_name}"
+            self._known[child_key] = child_label
+            if child_key in self._labels:
+                self._labels[child_key] = child_label  # renamed; its own children keep their labels
+            else:
+                self.label(child)
+        self._labels[key] = name
         return name
+
+    # --- FLOPs per label -----------------------------------------------------------------------
+
+    def flops_by_label(self) -> dict[str, int]:
+        """FLOPs per label (inclusive: every label running at an operator gets its FLOPs), running
+        labels included up to now; only labels with FLOPs appear."""
+        totals = dict(self._closed)
+        now = self.tally.attributed
+        for name, since in self._since.items():
+            if now != since:
+                totals[name] = totals.get(name, 0) + now - since
+        return totals
 
     # --- entering and leaving ------------------------------------------------------------------
 
@@ -120,39 +162,63 @@ class ModuleLabels:
         if backward and not self._has_callback:
             torch.autograd.Variable._execution_engine.queue_callback(self._reset)
             self._has_callback = True
-        if name in self.parents:
+        if name in self._since:
             logger.info("Module %s entered again during %s", name, "backward" if backward else "forward")
-        self.parents.add(name)
+        else:
+            self._since[name] = self.tally.attributed
 
     def _leave(self, name: str, backward: bool) -> None:
-        if name in self.parents:
-            self.parents.remove(name)
-        else:
-            phase = "backward" if backward else "forward"
-            logger.info("Module %s left without entering during %s", name, phase)
+        since = self._since.pop(name, None)
+        if since is None:
+            logger.info(
+                "Module %s left without entering during %s", name, "backward" if backward else "forward"
+            )
+            return
+        flops = self.tally.attributed - since  # FLOPs attributed while the label ran
+        if flops:
+            self._closed[name] = self._closed.get(name, 0) + flops
 
     def _reset(self) -> None:
-        self.parents = {"Global"}
+        for name in list(self._since):
+            self._leave(name, True)
+        self._since = {"Global": self.tally.attributed}
         self._has_callback = False
 
     def _on_gradients(self, tensors: list[torch.Tensor], fn: Callable[..., None]) -> None:
         leaf = any(t.grad_fn is None for t in tensors)
         self._hooks.append(register_multi_grad_hook(tensors, fn, mode="any" if leaf else "all"))
 
+    # The two hooks run for every module call of the workload: the forward cases of _enter and
+    # _leave and the plain-tensor case of _grad_tensors are inlined.
+
     def _pre_hook(self, module: nn.Module, args: Any) -> None:
-        if threading.get_ident() != self._thread:
+        if get_ident() != self._thread:
             return
-        name = self.label(module)
-        self._enter(name, False)
+        name = self._labels.get(id(module)) or self.label(module)
+        since = self._since
+        if name in since:
+            logger.info("Module %s entered again during %s", name, "forward")
+        else:
+            since[name] = self.tally.attributed
+        if len(args) == 1 and type(args[0]) is _TENSOR and not args[0].requires_grad:
+            return
         tensors = _grad_tensors(args)
         if tensors:
             self._on_gradients(tensors, lambda *_: self._leave(name, True))
 
     def _post_hook(self, module: nn.Module, args: Any, output: Any) -> None:
-        if threading.get_ident() != self._thread:
+        if get_ident() != self._thread:
             return
-        name = self.label(module)
-        self._leave(name, False)
+        name = self._labels.get(id(module)) or self.label(module)
+        since = self._since.pop(name, None)
+        if since is None:
+            logger.info("Module %s left without entering during %s", name, "forward")
+        else:
+            flops = self.tally.attributed - since
+            if flops:
+                self._closed[name] = self._closed.get(name, 0) + flops
+        if type(output) is _TENSOR and not output.requires_grad:
+            return
         tensors = _grad_tensors(output)
         if tensors:
             self._on_gradients(tensors, lambda *_: self._enter(name, True))
