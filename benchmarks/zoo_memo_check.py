@@ -26,7 +26,7 @@ import torch
 import zoo_models
 
 import torchscan
-from torchscan.analysis import estimate, leaf_memo
+from torchscan.analysis.crawl import estimate, leaf_memo
 
 
 def _report_text(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

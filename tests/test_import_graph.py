@@ -204,15 +204,19 @@ GRAPH = build_graph()
 
 def test_the_graph_sees_every_kind_of_import():
     """The parser itself: function-level, relative, submodule-as-name and lazy string imports."""
-    hooks = GRAPH["torchscan.analysis.hooks"].edges
-    assert "torchscan.analysis.traversal" in hooks  # ``from torchscan.analysis.traversal import ...``
+    hooks = GRAPH["torchscan.analysis.crawl.hooks"].edges
+    assert "torchscan.analysis.crawl.inputs" in hooks  # ``from torchscan.analysis.crawl.inputs import ...``
     assert "torchscan.formulas.registry" in hooks  # ``from torchscan.formulas import registry``
     assert "torchscan.formulas" in hooks  # its package runs first
-    assert "torchscan.analysis" not in hooks  # ... but not the importer's own package
+    assert "torchscan.analysis.crawl" not in hooks  # ... but not the importer's own package
     render = GRAPH["torchscan.views.render"].edges
     assert "torchscan.views.analysis.explorer" in render  # imported inside ``render_report``
-    assert set(GRAPH["torchscan"].edges) >= {"torchscan.analysis.api", "torchscan.process.rss"}  # _EXPORTS
-    assert GRAPH["torchscan.analysis.api"].torch_line is not None
+    assert set(GRAPH["torchscan"].edges) >= {
+        "torchscan.analysis.crawl.api",
+        "torchscan.measure.summary_table",
+        "torchscan.process.rss",
+    }  # _EXPORTS
+    assert GRAPH["torchscan.analysis.crawl.api"].torch_line is not None
     source = Module("torchscan.x.y", PACKAGE_ROOT / "x" / "y.py", False, ast.parse("from ..a import b\n"))
     assert list(_imports(source.tree, source)) == [("torchscan.a.b", 1, "torchscan.a")]
 
@@ -271,6 +275,7 @@ def test_torch_free_layers_never_import_torch(name):
 
 # issue #35: the rooms of the architecture, lowest first. A room may import the rooms below it, never
 # one above: reports are read by everything and read nothing; formulas are pure functions of shapes.
+_ABOVE_ANALYSIS = ("torchscan.measure", "torchscan.process", "torchscan.views", "torchscan.cli")
 FORBIDDEN_ABOVE = {
     "torchscan.report": (
         "torchscan.analysis",
@@ -287,6 +292,24 @@ FORBIDDEN_ABOVE = {
         "torchscan.cli",
     ),
     "torchscan.views": ("torchscan.analysis", "torchscan.measure", "torchscan.process", "torchscan.cli"),
+    "torchscan.analysis": _ABOVE_ANALYSIS,
+    # inside analysis/, by method: the dispatch observer is the floor the crawl and the ledger build on
+    "torchscan.analysis.dispatch": (
+        "torchscan.analysis.crawl",
+        "torchscan.analysis.ledger",
+        *_ABOVE_ANALYSIS,
+    ),
+    "torchscan.analysis.crawl": ("torchscan.analysis.ledger", *_ABOVE_ANALYSIS),
+    "torchscan.analysis.ledger": ("torchscan.analysis.crawl", *_ABOVE_ANALYSIS),
+    **{
+        f"torchscan.analysis.{shared}": (
+            "torchscan.analysis.crawl",
+            "torchscan.analysis.dispatch",
+            "torchscan.analysis.ledger",
+            *_ABOVE_ANALYSIS,
+        )
+        for shared in ("lock", "recursion", "traversal")
+    },
 }
 
 

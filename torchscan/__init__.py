@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from torchscan._version import __version__
 
 _EXPORTS = {
-    "crawl_module": "torchscan.analysis.api",
-    "summary": "torchscan.analysis.api",
-    "IncompleteAnalysisError": "torchscan.analysis.build",
+    "crawl_module": "torchscan.analysis.crawl.api",
+    "summary": "torchscan.measure.summary_table",
+    "IncompleteAnalysisError": "torchscan.analysis.crawl.build",
     "measure_flops": "torchscan.measure.flops",
     "measure_generation": "torchscan.measure.generation",
     "measure_peak_memory": "torchscan.process.memory",
@@ -50,8 +50,8 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from torchscan.analysis.api import crawl_module, summary
-    from torchscan.analysis.build import IncompleteAnalysisError
+    from torchscan.analysis.crawl.api import crawl_module
+    from torchscan.analysis.crawl.build import IncompleteAnalysisError
     from torchscan.extensions import ModuleCall, ModuleEstimates, ModuleHandler
     from torchscan.measure.compare import compare_benchmarks
     from torchscan.measure.flops import measure_flops
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from torchscan.measure.memory import measure_memory
     from torchscan.measure.profile import profile_workload
     from torchscan.measure.scaling import measure_scaling
+    from torchscan.measure.summary_table import summary
     from torchscan.measure.workload import measure_workload
     from torchscan.process.memory import measure_peak_memory
     from torchscan.process.rss import measure_peak_rss

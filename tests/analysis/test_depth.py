@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from torchscan import crawl_module, summary
-from torchscan.analysis.inputs import default_placement
+from torchscan.analysis.crawl.inputs import default_placement
 from torchscan.analysis.traversal import nesting_depth, walk_modules
 
 

@@ -1,12 +1,12 @@
-"""The single-process parts of torchscan.analysis.distributed: bytes rules, classification, context."""
+"""The single-process parts of analysis.dispatch.distributed: bytes rules, classification, context."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from torchscan.analysis import distributed
-from torchscan.analysis.dispatch import OperatorObserver
+from torchscan.analysis.dispatch import distributed
+from torchscan.analysis.dispatch.observer import OperatorObserver
 
 FLOAT4 = torch.ones(4)  # 4 float32 elements: 16 bytes
 HALF8 = torch.ones(8, dtype=torch.float16)  # 16 bytes

@@ -10,8 +10,10 @@ import torch
 from torch import nn
 
 import torchscan
-from torchscan.analysis import dispatch, dynamo_guard, memory_ledger
-from torchscan.analysis.dispatch import OperatorObserver
+from torchscan.analysis.dispatch import dynamo_guard
+from torchscan.analysis.dispatch import observer as dispatch
+from torchscan.analysis.dispatch.observer import OperatorObserver
+from torchscan.analysis.ledger import ledger as memory_ledger
 
 # Whether this PyTorch wraps a mode's __torch_dispatch__ in its Dynamo guard (2.13 and 2.14 do); without
 # the wrapper there is nothing to skip and the modes dispatch through the class method as always.
@@ -116,7 +118,7 @@ def test_a_plain_torch_process_never_imports_dynamo() -> None:
 def test_compiling_inside_the_workload_counts_like_the_guarded_observer() -> None:
     code = (
         "import sys, torch, torchscan\n"
-        "from torchscan.analysis.dispatch import OperatorObserver\n"
+        "from torchscan.analysis.dispatch.observer import OperatorObserver\n"
         "assert 'torch._dynamo' not in sys.modules\n"
         "x, w = torch.randn(4, 8), torch.randn(8, 8)\n"
         "def f(a, b):\n"

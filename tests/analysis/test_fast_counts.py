@@ -18,8 +18,8 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from torchscan.analysis.dispatch import OperatorObserver
-from torchscan.analysis.fast_counts import fast_counter
+from torchscan.analysis.dispatch.fast_counts import fast_counter
+from torchscan.analysis.dispatch.observer import OperatorObserver
 from torchscan.formulas import operators
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.bool, torch.complex64]

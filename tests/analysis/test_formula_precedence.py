@@ -18,7 +18,7 @@ from torch.nn import functional as F
 from torch.utils import flop_counter
 
 import torchscan
-from torchscan.analysis import operator_resolution
+from torchscan.analysis.dispatch import resolution as operator_resolution
 from torchscan.formulas import provenance
 from torchscan.runtime import torch_versions
 
@@ -107,7 +107,7 @@ def test_an_inherited_formula_checked_on_this_torch_counts(
 def test_nothing_is_inherited_on_the_running_tested_torch() -> None:
     """On every tested torch (this one in CI), TorchScan has its own formula or classification for
     every overload FlopCounterMode registers a formula for, so no count depends on PyTorch's."""
-    from torchscan.analysis import higher_order, higher_order_counts
+    from torchscan.analysis.dispatch import higher_order, higher_order_counts
 
     inherited = []
     for packet in flop_counter.flop_registry:

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from torchscan import crawl_module
-from torchscan.analysis.inputs import describe
+from torchscan.analysis.crawl.inputs import describe
 from torchscan.report.validate import validate_analysis_report
 
 PATH_KEY = "/private/model.pt"  # 17 characters

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 import torchscan
-from torchscan.analysis import estimate, leaf_memo
+from torchscan.analysis.crawl import estimate, leaf_memo
 from torchscan.formulas import registry
 
 

@@ -8,7 +8,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from torchscan.analysis import operand_checks
+from torchscan.analysis.dispatch import operand_checks
 
 
 def _nested() -> torch.Tensor:

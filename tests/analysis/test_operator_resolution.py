@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchscan.analysis import operator_resolution as resolution
-from torchscan.analysis.operator_resolution import classify_overload, is_composite, resolve
+from torchscan.analysis.dispatch import resolution
+from torchscan.analysis.dispatch.resolution import classify_overload, is_composite, resolve
 from torchscan.formulas.operators import RANDOM_REASON
 
 aten = torch.ops.aten

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from torchscan.analysis import operator_resolution as resolution
-from torchscan.analysis.operator_kinds import CUSTOM, INHERITED, SUPPLEMENTAL, UNCOUNTED
+from torchscan.analysis.dispatch import resolution
+from torchscan.analysis.dispatch.kinds import CUSTOM, INHERITED, SUPPLEMENTAL, UNCOUNTED
 
 SIN = torch.ops.aten.sin.default
 # an operator TorchScan never classified (no formula, no table, no tag): uncounted on every tested torch

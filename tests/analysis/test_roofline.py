@@ -10,7 +10,12 @@ import torch
 from torch import nn
 
 from torchscan import IncompleteAnalysisError, compare_reports, crawl_module
-from torchscan.analysis.roofline import arithmetic_intensity, call_element_size, roofline_seconds, to_bytes
+from torchscan.analysis.crawl.roofline import (
+    arithmetic_intensity,
+    call_element_size,
+    roofline_seconds,
+    to_bytes,
+)
 from torchscan.report.schema import metric_result
 from torchscan.report.validate import validate_analysis_report
 

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 import torchscan
-from torchscan.analysis.inputs import describe
+from torchscan.analysis.crawl.inputs import describe
 from torchscan.views.analysis.evidence import call_shapes
 from torchscan.views.analysis.table_cells import (
     shape_text as _shape,  # the table's own shape wording, under test

@@ -312,7 +312,7 @@ def test_failed_native_forward_inside_catching_parent():
 def test_missing_activation_tensor():
     # A native call that returns no tensor cannot occur with native forwards; the handler still
     # refuses to guess. Exercised directly on the built-in handler.
-    from torchscan.analysis.builtin_handlers import estimate_native
+    from torchscan.analysis.crawl.handlers import estimate_native
     from torchscan.extensions import ModuleCall
 
     mha = nn.MultiheadAttention(4, 2, batch_first=True).eval()

@@ -19,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan import measure_flops
-from torchscan.analysis.higher_order import HigherOrderSupport
+from torchscan.analysis.dispatch.higher_order import HigherOrderSupport
 from torchscan.formulas import flex_attention as flex
 from torchscan.formulas.operator_common import UnsupportedOperatorFormula
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from torchscan.analysis import operator_kinds as resolution
-from torchscan.formulas import functional
+from torchscan.analysis.dispatch import kinds as resolution
+from torchscan.formulas import functional, meta_modules
 from torchscan.formulas.functional import TensorMeta, capture, estimate_call
 from torchscan.formulas.registry import dmas, flops, macs
 
@@ -165,14 +165,14 @@ def test_complex_products_cost_four_real_ones():
 def test_meta_modules_are_keyed_by_type_and_never_by_an_unhashable_value():
     # truth.md 2: 1, 1.0 and True configure three modules; a list is keyed by a copy of its items; a
     # value that cannot be keyed (a tensor) builds a module for the call without caching it.
-    by_int = functional._module(nn.Threshold, 1, 0)
-    assert functional._module(nn.Threshold, 1, 0) is by_int
-    by_float = functional._module(nn.Threshold, 1.0, 0.0)
+    by_int = meta_modules.meta_module(nn.Threshold, 1, 0)
+    assert meta_modules.meta_module(nn.Threshold, 1, 0) is by_int
+    by_float = meta_modules.meta_module(nn.Threshold, 1.0, 0.0)
     assert by_float is not by_int and type(by_float.threshold) is float
     shape = [4]
-    listed = functional._module(nn.LayerNorm, shape)
+    listed = meta_modules.meta_module(nn.LayerNorm, shape)
     shape[0] = 8  # mutating the caller's list never changes the stored key
-    assert functional._module(nn.LayerNorm, [4]) is listed
-    assert functional._module(nn.LayerNorm, [8]).normalized_shape == (8,)
-    uncached = functional._module(nn.Threshold, torch.tensor(1.0), 0)
-    assert functional._module(nn.Threshold, torch.tensor(1.0), 0) is not uncached
+    assert meta_modules.meta_module(nn.LayerNorm, [4]) is listed
+    assert meta_modules.meta_module(nn.LayerNorm, [8]).normalized_shape == (8,)
+    uncached = meta_modules.meta_module(nn.Threshold, torch.tensor(1.0), 0)
+    assert meta_modules.meta_module(nn.Threshold, torch.tensor(1.0), 0) is not uncached

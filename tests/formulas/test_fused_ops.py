@@ -7,7 +7,7 @@ import pytest
 import torch
 from kernel_checks import complete, unsupported
 
-from torchscan.analysis.operator_resolution import classify_overload
+from torchscan.analysis.dispatch.resolution import classify_overload
 from torchscan.formulas import fused_ops
 from torchscan.formulas.operators import METADATA_REASON, MOVE_REASON
 from torchscan.measure.flops import measure_flops

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kernel_checks import complete, unsupported
 
-from torchscan.analysis.operator_resolution import classify_overload
+from torchscan.analysis.dispatch.resolution import classify_overload
 from torchscan.formulas import linalg_ops
 
 aten = torch.ops.aten

@@ -9,7 +9,8 @@ from kernel_checks import complete
 from torch import nn
 from torch.nn import functional as F
 
-from torchscan.analysis.operator_resolution import classify_overload, foreach_base
+from torchscan.analysis.dispatch.overload_schema import foreach_base
+from torchscan.analysis.dispatch.resolution import classify_overload
 
 aten = torch.ops.aten
 X = torch.arange(24, dtype=torch.float32).reshape(4, 6) / 10  # in = 24

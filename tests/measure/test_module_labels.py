@@ -10,7 +10,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.module_tracker import ModuleTracker
 
-from torchscan.analysis.dispatch import OperatorObserver
+from torchscan.analysis.dispatch.observer import OperatorObserver
 from torchscan.measure.module_labels import ModuleLabels, _grad_tensors
 
 

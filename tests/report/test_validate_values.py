@@ -12,7 +12,7 @@ from collections import OrderedDict
 import pytest
 import torch
 
-from torchscan.analysis.inputs import FAILED, describe
+from torchscan.analysis.crawl.inputs import FAILED, describe
 from torchscan.report.validate.values import check_call_io, check_value_meta, declared_keys
 from torchscan.report.values_schema import VALUE_KINDS
 

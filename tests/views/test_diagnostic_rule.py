@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from torchscan import crawl_module
-from torchscan.analysis.build import incomplete_metrics
+from torchscan.analysis.crawl.build import incomplete_metrics
 from torchscan.report.diagnostics import OPTIONAL_METRICS, concerns_requested_metric
 from torchscan.views.analysis.evidence import combined_diagnostics
 from torchscan.views.common.diagnostic_groups import (

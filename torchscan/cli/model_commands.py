@@ -221,7 +221,7 @@ def cmd_latency(args: argparse.Namespace) -> int:
     with status_line(f"loading {args.target} …") as status:  # before importing torch: it takes seconds
         import torch
 
-        from torchscan.analysis.inputs import default_placement
+        from torchscan.analysis.crawl.inputs import default_placement
         from torchscan.cli import targets
         from torchscan.measure.progress import describe
 

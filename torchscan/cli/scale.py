@@ -182,7 +182,7 @@ def templates(
 def _inputs(
     chosen: list[Template], sizes: dict[str, int], dtypes: list[torch.dtype], device: torch.device
 ) -> tuple[torch.Tensor, ...]:
-    from torchscan.analysis.inputs import generate_inputs
+    from torchscan.analysis.crawl.inputs import generate_inputs
 
     shapes = [tuple(sizes[item] if isinstance(item, str) else item for item in t) for t in chosen]
     tensors = generate_inputs(shapes, dtypes, device)
@@ -259,7 +259,7 @@ def _dtypes(
 ) -> list[torch.dtype]:
     import torch
 
-    from torchscan.analysis.inputs import default_placement
+    from torchscan.analysis.crawl.inputs import default_placement
 
     if given is None:
         return [torch.int64 if tokens else default_placement(model)[0]] * len(chosen)
@@ -271,6 +271,6 @@ def _dtypes(
 
 
 def _placement(model: nn.Module) -> torch.device:
-    from torchscan.analysis.inputs import default_placement
+    from torchscan.analysis.crawl.inputs import default_placement
 
     return default_placement(model)[1]

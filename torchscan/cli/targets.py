@@ -269,7 +269,7 @@ def input_spec(
 
 def generate(model: nn.Module, spec: InputSpec) -> tuple[torch.Tensor, ...]:
     """The deterministic inputs the analysis would generate (analysis.md 3) for timing and FLOPs."""
-    from torchscan.analysis.inputs import default_placement, generate_inputs
+    from torchscan.analysis.crawl.inputs import default_placement, generate_inputs
 
     dtype, device = default_placement(model)
     dtypes = spec.dtypes if spec.dtypes is not None else [dtype] * len(spec.shapes)

@@ -17,7 +17,7 @@ applied to the partial tiles only:
   ``1 + mask_mod``, and ``Δ = rowsum(dO∘O)``: ``2·Dv − 1`` per query row.
 
 ``score_mod``/``mask_mod``/``joint`` are FLOPs per pair, measured by the caller
-(:mod:`torchscan.analysis.higher_order`) by running the callable once on one tile's index tensors.
+(:mod:`torchscan.analysis.dispatch.higher_order`) by running the callable once on one tile's index tensors.
 Grouped-query attention (``Hq`` a multiple of ``Hkv``) counts per query head: sharing keys and values
 saves reads, not score arithmetic.
 

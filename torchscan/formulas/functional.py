@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from torchscan.formulas import attention_kernels, operators, product_ops, registry
-from torchscan.formulas.keys import UNKEYABLE, canonical
+from torchscan.formulas.meta_modules import meta_module, module_estimate
 from torchscan.formulas.operator_calls import (
     CUSTOM,
     IGNORED,
@@ -77,10 +77,6 @@ def _operand_elements(call: OperatorCall) -> int:
     return _elements(call.args) + sum(_elements(v) for k, v in call.kwargs if k != "out")
 
 
-def _empty(meta: TensorMeta) -> torch.Tensor:
-    return torch.empty(meta.shape, dtype=meta.dtype, device="meta")
-
-
 def _first(value: Any) -> TensorMeta:
     found = _tensors(value)
     if not found:
@@ -88,53 +84,10 @@ def _first(value: Any) -> TensorMeta:
     return found[0]
 
 
-def _module_estimate(
-    module: nn.Module, inputs: tuple[TensorMeta, ...], output: TensorMeta
-) -> tuple[int, int, int]:
-    """The registered Part-A formulas of ``module`` on meta tensors of the observed shapes."""
-    cls = type(module)
-    inp, out = _empty(inputs[0]), _empty(output)
-    flops_of, macs_of, dmas_of = (
-        registry.flops.lookup(cls),
-        registry.macs.lookup(cls),
-        registry.dmas.lookup(cls),
-    )
-    if flops_of is None or macs_of is None or dmas_of is None:
-        raise ValueError(f"no module formula for {cls.__name__}")
-    tensors = (inp, *(_empty(m) for m in inputs[1:]))
-    return int(flops_of(module, tensors, out)), int(macs_of(module, inp, out)), int(dmas_of(module, inp, out))
-
-
 def _kwarg(call: OperatorCall, index: int, key: str, default: Any) -> Any:
     if len(call.args) > index:
         return call.args[index]
     return dict(call.kwargs).get(key, default)
-
-
-# --- module factories (cached: equal configurations share one meta module) ----------------------
-
-
-_MODULES: dict[tuple[Any, ...], nn.Module] = {}
-
-
-def _module(factory: Callable[..., nn.Module], *config: Any) -> nn.Module:
-    """The meta-device module ``factory(*config)``, built once per configuration.
-
-    The configuration is keyed by :func:`~torchscan.formulas.keys.canonical` (truth.md 2): ``1``,
-    ``1.0`` and ``True`` are three configurations; one it cannot key is built for this call only.
-    """
-    described = canonical(config)
-    if described is UNKEYABLE:
-        with torch.device("meta"):
-            return factory(*config).eval()
-    key = (factory, described)
-    module = _MODULES.get(key)
-    if module is None:
-        if len(_MODULES) > 512:  # bounded: configurations are few in practice
-            _MODULES.clear()
-        with torch.device("meta"):
-            module = _MODULES[key] = factory(*config).eval()
-    return module
 
 
 def _linear(call: OperatorCall, bias_at: int | None, batched: bool) -> Estimate:
@@ -148,10 +101,10 @@ def _linear(call: OperatorCall, bias_at: int | None, batched: bool) -> Estimate:
     n = b.shape[-1]
     beta = _kwarg(call, 3, "beta", 1) if bias_at is not None else 0
     has_bias = bias_at is not None and beta != 0
-    layer = _module(nn.Linear, k, n, has_bias)
+    layer = meta_module(nn.Linear, k, n, has_bias)
     # truth.md 3: a complex multiply-accumulate is 4 real multiplies and 4 real additions
     factor, dtype = (4, torch.float32) if a.dtype.is_complex or b.dtype.is_complex else (1, a.dtype)
-    flops, macs, dmas = _module_estimate(layer, (TensorMeta((rows, k), dtype),), TensorMeta((rows, n), dtype))
+    flops, macs, dmas = module_estimate(layer, (TensorMeta((rows, k), dtype),), TensorMeta((rows, n), dtype))
     flops, macs, dmas = batches * flops * factor, batches * macs * factor, batches * dmas
     if has_bias:
         # Linear reads its N bias values once per product; a broadcast operand may hold more or fewer.
@@ -169,8 +122,8 @@ def _vector_product(call: OperatorCall) -> Estimate:
     if not isinstance(a, TensorMeta) or not isinstance(b, TensorMeta):
         raise ValueError("vector operands")
     width, outputs = (a.shape[-1], a.shape[0]) if len(a.shape) == 2 else (a.numel(), 1)
-    layer = _module(nn.Linear, width, outputs, False)
-    return _module_estimate(layer, (TensorMeta((1, width), a.dtype),), TensorMeta((1, outputs), a.dtype))
+    layer = meta_module(nn.Linear, width, outputs, False)
+    return module_estimate(layer, (TensorMeta((1, width), a.dtype),), TensorMeta((1, outputs), a.dtype))
 
 
 def _grouped_mm(call: OperatorCall) -> Estimate:
@@ -183,8 +136,8 @@ def _grouped_mm(call: OperatorCall) -> Estimate:
     if len(weight.shape) != 3 or weight.shape[1] != rows.shape[1]:
         raise ValueError("equal-width expert matrices")
     m, k, n = rows.shape[0], rows.shape[1], weight.shape[2]
-    layer = _module(nn.Linear, k, n, False)
-    flops, macs, _ = _module_estimate(layer, (rows,), TensorMeta((m, n), rows.dtype))
+    layer = meta_module(nn.Linear, k, n, False)
+    flops, macs, _ = module_estimate(layer, (rows,), TensorMeta((m, n), rows.dtype))
     return flops, macs, _operand_elements(call) + _elements(call.out)
 
 
@@ -197,22 +150,22 @@ def _convolution(call: OperatorCall) -> Estimate:
     factory: Callable[..., nn.Module]
     if transposed:
         factory = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)[rank - 1]
-        layer = _module(
+        layer = meta_module(
             factory, weight.shape[0], weight.shape[1] * groups, kernel, tuple(stride), tuple(padding),
             tuple(output_padding), groups, bias is not None, tuple(dilation),
         )  # fmt: skip
     else:
         factory = (nn.Conv1d, nn.Conv2d, nn.Conv3d)[rank - 1]
-        layer = _module(
+        layer = meta_module(
             factory, weight.shape[1] * groups, weight.shape[0], kernel, tuple(stride), tuple(padding),
             tuple(dilation), groups, bias is not None,
         )  # fmt: skip
-    return _module_estimate(layer, (inp,), _first(call.out))
+    return module_estimate(layer, (inp,), _first(call.out))
 
 
 def _activation(factory: Callable[[OperatorCall], nn.Module]) -> Callable[[OperatorCall], Estimate]:
     def estimate(call: OperatorCall) -> Estimate:
-        return _module_estimate(factory(call), (_first(call.args),), _first(call.out))
+        return module_estimate(factory(call), (_first(call.args),), _first(call.out))
 
     return estimate
 
@@ -226,7 +179,7 @@ def _elu(call: OperatorCall) -> nn.Module:
         _kwarg(call, i, k, 1.0) for i, k in ((1, "alpha"), (2, "scale"), (3, "input_scale"))
     )
     if scale == 1 and input_scale == 1:
-        return _module(nn.ELU, alpha, _inplace(call))
+        return meta_module(nn.ELU, alpha, _inplace(call))
     selu = nn.SELU()
     if (
         input_scale == 1
@@ -238,28 +191,32 @@ def _elu(call: OperatorCall) -> nn.Module:
 
 
 _ACTIVATIONS: dict[str, Callable[[OperatorCall], nn.Module]] = {
-    "relu": lambda c: _module(nn.ReLU, _inplace(c)),
-    "gelu": lambda c: _module(nn.GELU, _kwarg(c, 1, "approximate", "none")),
-    "silu": lambda c: _module(nn.SiLU),
-    "sigmoid": lambda c: _module(nn.Sigmoid),
-    "tanh": lambda c: _module(nn.Tanh),
-    "hardtanh": lambda c: _module(nn.Hardtanh, _kwarg(c, 1, "min_val", -1.0), _kwarg(c, 2, "max_val", 1.0)),
+    "relu": lambda c: meta_module(nn.ReLU, _inplace(c)),
+    "gelu": lambda c: meta_module(nn.GELU, _kwarg(c, 1, "approximate", "none")),
+    "silu": lambda c: meta_module(nn.SiLU),
+    "sigmoid": lambda c: meta_module(nn.Sigmoid),
+    "tanh": lambda c: meta_module(nn.Tanh),
+    "hardtanh": lambda c: meta_module(
+        nn.Hardtanh, _kwarg(c, 1, "min_val", -1.0), _kwarg(c, 2, "max_val", 1.0)
+    ),
     "elu": _elu,
-    "leaky_relu": lambda c: _module(nn.LeakyReLU, _kwarg(c, 1, "negative_slope", 0.01), _inplace(c)),
-    "softplus": lambda c: _module(nn.Softplus, _kwarg(c, 1, "beta", 1.0), _kwarg(c, 2, "threshold", 20.0)),
-    "mish": lambda c: _module(nn.Mish),
-    "hardswish": lambda c: _module(nn.Hardswish),
-    "hardsigmoid": lambda c: _module(nn.Hardsigmoid),
-    "hardshrink": lambda c: _module(nn.Hardshrink, _kwarg(c, 1, "lambd", 0.5)),
-    "softshrink": lambda c: _module(nn.Softshrink, _kwarg(c, 1, "lambd", 0.5)),
-    "threshold": lambda c: _module(nn.Threshold, c.args[1], c.args[2]),
-    "log_sigmoid_forward": lambda c: _module(nn.LogSigmoid),
+    "leaky_relu": lambda c: meta_module(nn.LeakyReLU, _kwarg(c, 1, "negative_slope", 0.01), _inplace(c)),
+    "softplus": lambda c: meta_module(
+        nn.Softplus, _kwarg(c, 1, "beta", 1.0), _kwarg(c, 2, "threshold", 20.0)
+    ),
+    "mish": lambda c: meta_module(nn.Mish),
+    "hardswish": lambda c: meta_module(nn.Hardswish),
+    "hardsigmoid": lambda c: meta_module(nn.Hardsigmoid),
+    "hardshrink": lambda c: meta_module(nn.Hardshrink, _kwarg(c, 1, "lambd", 0.5)),
+    "softshrink": lambda c: meta_module(nn.Softshrink, _kwarg(c, 1, "lambd", 0.5)),
+    "threshold": lambda c: meta_module(nn.Threshold, c.args[1], c.args[2]),
+    "log_sigmoid_forward": lambda c: meta_module(nn.LogSigmoid),
 }
 
 
 def _softmax(factory: type[nn.Module]) -> Callable[[OperatorCall], Estimate]:
     def estimate(call: OperatorCall) -> Estimate:
-        return _module_estimate(_module(factory, call.args[1]), (_first(call.args),), _first(call.out))
+        return module_estimate(meta_module(factory, call.args[1]), (_first(call.args),), _first(call.out))
 
     return estimate
 
@@ -269,8 +226,8 @@ def _layer_norm(call: OperatorCall) -> Estimate:
     inp, shape, weight, bias, eps = call.args[:5]
     if weight is None and bias is not None:
         raise ValueError("bias without weight")
-    layer = _module(nn.LayerNorm, tuple(shape), eps, weight is not None, bias is not None)
-    return _module_estimate(layer, (inp,), _first(call.out))
+    layer = meta_module(nn.LayerNorm, tuple(shape), eps, weight is not None, bias is not None)
+    return module_estimate(layer, (inp,), _first(call.out))
 
 
 def _group_norm(call: OperatorCall) -> Estimate:
@@ -278,16 +235,16 @@ def _group_norm(call: OperatorCall) -> Estimate:
     inp, weight, bias, _, channels, _, groups, eps = call.args[:8]
     if (weight is None) != (bias is None):
         raise ValueError("partial affine")
-    layer = _module(nn.GroupNorm, groups, channels, eps, weight is not None)
-    return _module_estimate(layer, (inp,), _first(call.out))
+    layer = meta_module(nn.GroupNorm, groups, channels, eps, weight is not None)
+    return module_estimate(layer, (inp,), _first(call.out))
 
 
 def _rms_norm(call: OperatorCall) -> Estimate:
     """``rms_norm(input, normalized_shape, weight, eps)`` (and ``_fused_rms_norm``)."""
     inp, shape = call.args[0], call.args[1]
     weight, eps = _kwarg(call, 2, "weight", None), _kwarg(call, 3, "eps", None)
-    layer = _module(nn.RMSNorm, tuple(shape), eps, weight is not None)
-    return _module_estimate(layer, (inp,), _first(call.out))
+    layer = meta_module(nn.RMSNorm, tuple(shape), eps, weight is not None)
+    return module_estimate(layer, (inp,), _first(call.out))
 
 
 def _batch_norm(with_stats: bool, training_at: int | None) -> Callable[[OperatorCall], Estimate]:
@@ -300,9 +257,9 @@ def _batch_norm(with_stats: bool, training_at: int | None) -> Callable[[Operator
         # momentum follows ``training``; the no-training overload has none and momentum at 5
         momentum = call.args[5 if training_at is None else training_at + 1]
         factory = {2: nn.BatchNorm1d, 3: nn.BatchNorm1d, 4: nn.BatchNorm2d, 5: nn.BatchNorm3d}[len(inp.shape)]
-        layer = _module(factory, inp.shape[1], 1e-5, momentum, weight is not None, running is not None)
+        layer = meta_module(factory, inp.shape[1], 1e-5, momentum, weight is not None, running is not None)
         layer.train(training)  # the cached module's mode is set per call, before its formulas read it
-        return _module_estimate(layer, (inp,), _first(call.out))
+        return module_estimate(layer, (inp,), _first(call.out))
 
     return estimate
 
@@ -316,21 +273,21 @@ def _pool(factory: type[nn.Module], avg: bool) -> Callable[[OperatorCall], Estim
         stride = tuple(args[1]) if len(args) > 1 and args[1] else kernel
         if avg:
             rest = [tuple(args[2]) if len(args) > 2 else 0, *args[3:6]]
-            layer = _module(factory, kernel, stride, *rest)
+            layer = meta_module(factory, kernel, stride, *rest)
         else:
             padding = tuple(args[2]) if len(args) > 2 else 0
             dilation = tuple(args[3]) if len(args) > 3 else 1
             ceil_mode = args[4] if len(args) > 4 else False
-            layer = _module(factory, kernel, stride, padding, dilation, False, ceil_mode)
-        return _module_estimate(layer, (call.args[0],), _first(call.out))
+            layer = meta_module(factory, kernel, stride, padding, dilation, False, ceil_mode)
+        return module_estimate(layer, (call.args[0],), _first(call.out))
 
     return estimate
 
 
 def _adaptive(factory: type[nn.Module]) -> Callable[[OperatorCall], Estimate]:
     def estimate(call: OperatorCall) -> Estimate:
-        layer = _module(factory, tuple(call.args[1]))
-        return _module_estimate(layer, (call.args[0],), _first(call.out))
+        layer = meta_module(factory, tuple(call.args[1]))
+        return module_estimate(layer, (call.args[0],), _first(call.out))
 
     return estimate
 

@@ -14,7 +14,7 @@ import torch
 
 from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
-# Operator kinds as the observer resolves them (torchscan.analysis.dispatch; duplicated as plain ints
+# Operator kinds as the observer resolves them (torchscan.analysis.dispatch.observer; duplicated as plain ints
 # so formulas never import the analysis layer).
 CUSTOM, INHERITED, SUPPLEMENTAL, IGNORED, UNCOUNTED = range(5)
 

@@ -190,7 +190,7 @@ def complex_counted(rule: DtypeRule) -> DtypeRule:
         return rule(args, kwargs, out)
 
     counted.__name__ = counted.__qualname__ = f"complex_counted_{getattr(rule, '__name__', 'rule')}"
-    counted.real_rule = rule  # type: ignore[attr-defined]  # the rule of real calls (analysis/fast_counts.py)
+    counted.real_rule = rule  # type: ignore[attr-defined]  # the rule of real calls (analysis/dispatch/fast_counts.py)
     return counted
 
 

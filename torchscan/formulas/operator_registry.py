@@ -89,7 +89,7 @@ def _guard(formula: OperatorFormula, rule: DtypeRule) -> OperatorFormula:
     def guarded(args: tuple, kwargs: dict, out: object) -> int:
         return int(formula(args, kwargs, out)) if rule(args, kwargs, out) else 0
 
-    guarded.dtype_rule = rule  # type: ignore[attr-defined]  # read by analysis/fast_counts.py
+    guarded.dtype_rule = rule  # type: ignore[attr-defined]  # read by analysis/dispatch/fast_counts.py
     return guarded
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from torch import nn
 
-from torchscan.analysis.dispatch import OperatorObserver
+from torchscan.analysis.dispatch.observer import OperatorObserver
+from torchscan.analysis.dispatch.resolution import native_registry, validate_custom_mapping
+from torchscan.analysis.dispatch.steps import StepObserver
 from torchscan.analysis.lock import ANALYSIS_LOCK
-from torchscan.analysis.operator_resolution import native_registry, validate_custom_mapping
 from torchscan.analysis.recursion import frames_for_workload, recursion_limit_at_least
-from torchscan.analysis.steps import StepObserver
 from torchscan.measure.module_labels import ModuleLabels
 from torchscan.report.schema import FlopReport
 
@@ -35,7 +35,7 @@ def measure_flops(
     not the module-formula FLOPs of ``crawl_module`` (the two methods are never mixed).
 
     ``by_phase`` splits the total into ``forward``, ``backward``, ``optimizer`` and ``recompute``
-    (training-and-hardware.md 1; :mod:`torchscan.analysis.phases` says how each is recognised): their
+    (training-and-hardware.md 1; :mod:`torchscan.analysis.dispatch.phases` says how each is recognised): their
     known values sum exactly to the total, and each is complete only when all of its operators were
     counted or ignored. PyTorch's global optimizer step hooks are installed for the call only and are
     removed, with every other hook and the dispatch mode, also when the workload raises.

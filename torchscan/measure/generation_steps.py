@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-from torchscan.analysis.roofline import arithmetic_intensity, roofline_seconds
+from torchscan.analysis.crawl.roofline import arithmetic_intensity, roofline_seconds
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.generation_schema import (
     FIT_METRICS,
@@ -229,7 +229,7 @@ def step_bound(
 def add_step_rooflines(steps: list[GenerationStep], hardware: HardwareFacts) -> list[Diagnostic]:
     """Add ``arithmetic_intensity``, ``roofline_seconds`` and ``bound`` to every step, in place.
 
-    Statuses follow the inputs (analysis/roofline.py): partial FLOPs give a partial roofline,
+    Statuses follow the inputs (analysis/crawl/roofline.py): partial FLOPs give a partial roofline,
     never a complete one. Returns the diagnostics of figures that could not be computed.
     """
     peak, bandwidth = hardware["peak_flops_per_second"], hardware.get("memory_bandwidth_bytes_per_second")

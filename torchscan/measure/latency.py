@@ -12,8 +12,8 @@ from typing import Any
 import torch
 
 from torchscan._version import __version__
-from torchscan.analysis.distributed import process_group_context
-from torchscan.analysis.inputs import describe
+from torchscan.analysis.crawl.inputs import describe
+from torchscan.analysis.dispatch.distributed import process_group_context
 from torchscan.analysis.lock import ANALYSIS_LOCK
 from torchscan.measure.progress import Progress, ProgressCallback, check_progress, start_progress
 from torchscan.measure.rank_agreement import Agreement, agreed_autorange, rank_agreement

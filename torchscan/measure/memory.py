@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
+from torchscan.analysis.ledger.build import build_memory_report
+from torchscan.analysis.ledger.ledger import StorageLedger
 from torchscan.analysis.lock import ANALYSIS_LOCK
-from torchscan.analysis.memory_build import build_memory_report
-from torchscan.analysis.memory_ledger import StorageLedger
 from torchscan.analysis.recursion import frames_for_workload, recursion_limit_at_least
 from torchscan.measure.progress import ProgressCallback, check_progress, one_pass, start_progress
 from torchscan.process.memory import TimelineExtent, cpu_memory_timeline

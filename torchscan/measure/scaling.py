@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from torchscan._version import __version__
-from torchscan.analysis.inputs import default_placement
+from torchscan.analysis.crawl.inputs import default_placement
 from torchscan.measure.flops import measure_flops
 from torchscan.measure.latency import measure_latency
 from torchscan.measure.memory import measure_memory

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from torchscan.analysis.inputs import describe
+from torchscan.analysis.crawl.inputs import describe
 from torchscan.measure import latency as timing
 from torchscan.measure.hardware import achieved_flops_per_second, model_flops, utilization, validate_hardware
 from torchscan.measure.profile import profile_workload

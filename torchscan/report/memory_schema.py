@@ -18,7 +18,7 @@ METHOD = "torchscan_storage_ledger"
 CATEGORIES = ("parameters", "buffers", "gradients", "optimizer_state", "activations", "temporaries", "inputs")
 """The ledger's storage categories, in report order."""
 PHASES = ("forward", "backward", "optimizer", "recompute")
-"""``by_phase`` keys, the same as :data:`torchscan.analysis.phases.PHASES`."""
+"""``by_phase`` keys, the same as :data:`torchscan.analysis.dispatch.phases.PHASES`."""
 LEDGER_DEVICES = ("cpu", "cuda", "mps", "meta", "fake")
 """Kinds of tensors a ledger can have observed (``context.ledger_device``)."""
 MAX_TIMELINE_POINTS = 2000

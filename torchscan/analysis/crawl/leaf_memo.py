@@ -202,7 +202,7 @@ class LeafMemo:
     """The process-wide store: the plain estimate (numbers, never MetricResults) per :func:`leaf_key`.
 
     Estimates are immutable tuples, so analyses share them; each report builds its own MetricResults
-    from them (:func:`torchscan.analysis.estimate.materialize`), so no two reports share a result.
+    from them (:func:`torchscan.analysis.crawl.estimate.materialize`), so no two reports share a result.
     """
 
     def __init__(self, limit: int) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
+from torchscan.analysis.crawl.hooks import CallRecord, CallRecorder, ModuleInfo
 from torchscan.report.schema import (
     ESTIMATE_FIELDS,
     FIELD_UNITS,

@@ -1,7 +1,7 @@
 """One pass over an ordinary operator call: operand checks, dtype rule and formula together (issue #36).
 
 The observer's general path counts a call of a TorchScan formula in three passes, each a walk over the
-operands: the layout check (:mod:`torchscan.analysis.operand_checks`), the formula's B.7 dtype rule
+operands: the layout check (:mod:`torchscan.analysis.dispatch.operand_checks`), the formula's B.7 dtype rule
 (``formulas/operator_common.py``), then the formula. Most calls are ordinary: dense real tensors,
 plain Python values and lists of them, one real tensor result. For those the three rules that guard
 almost every element-wise, product and convolution formula (``floating_result``, ``any_dtype``,

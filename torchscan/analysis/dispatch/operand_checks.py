@@ -1,6 +1,6 @@
 """Cheap checks of an operator call's operands: layouts the shape formulas cannot describe, complex values.
 
-The operator observer runs them for every counted call (``analysis/dispatch.py``): a sparse or nested
+The operator observer runs them for every counted call (``analysis/dispatch/observer.py``): a sparse or nested
 operand makes the call unsupported, a complex one makes a native count partial. They read tensor
 metadata only (layout, nestedness, dtype), never values.
 """

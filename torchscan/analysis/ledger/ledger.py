@@ -13,10 +13,10 @@ state, saved activation, input, temporary. A storage alive before the call is ne
 (it is what the workload was given), and a storage the workload creates is never an input; a created
 storage starts as a temporary until a role claims it (saved for backward, accumulated as a
 parameter's gradient, kept in an optimizer's state). Because a category is the storage's whole-life
-category, the report is built after the call from the records (:mod:`torchscan.analysis.memory_build`).
+category, the report is built after the call from the records (:mod:`torchscan.analysis.ledger.build`).
 
 A *sample* is taken after each operator returns (an operator boundary); sample 0 is the start.
-A higher-order operator (:mod:`torchscan.analysis.higher_order`) is one boundary when it returns;
+A higher-order operator (:mod:`torchscan.analysis.dispatch.higher_order`) is one boundary when it returns;
 the operators its callables run are boundaries of their own for ``cond``, ``while_loop`` and the
 other transparent ones, while any other (``flex_attention``) runs unobserved inside: the storages it
 makes and frees before returning are not seen, and :attr:`StorageLedger.opaque` names it.
@@ -36,10 +36,10 @@ from torch import nn
 from torch.nn.parameter import is_lazy
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchscan.analysis import higher_order
-from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
-from torchscan.analysis.memory_calls import CallStack
-from torchscan.analysis.phases import PhaseTally, current_phase
+from torchscan.analysis.dispatch import higher_order
+from torchscan.analysis.dispatch.dynamo_guard import DYNAMO, MODULES, guard, unguard
+from torchscan.analysis.dispatch.phases import PhaseTally, current_phase
+from torchscan.analysis.ledger.calls import CallStack
 from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 
 PARAMETERS, BUFFERS, GRADIENTS, OPTIMIZER_STATE, ACTIVATIONS, TEMPORARIES, INPUTS = range(7)
@@ -163,7 +163,7 @@ class StorageLedger(higher_order.HigherOrderSupport, TorchDispatchMode):
         for root in self.calls.roots:
             self._register_module(root)
         self.tally.install()
-        self._unguarded = unguard(self)  # analysis/dynamo_guard.py
+        self._unguarded = unguard(self)  # analysis/dispatch/dynamo_guard.py
         self._handles.append(optim_module.register_optimizer_step_pre_hook(self._step_hook))
         self._handles.append(optim_module.register_optimizer_step_post_hook(self._step_hook))
         self.calls.install()

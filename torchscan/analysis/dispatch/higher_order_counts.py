@@ -5,7 +5,7 @@ The formulas themselves are pure functions of shapes and BlockMask data
 measures what only running can tell: the FLOPs per (query, key) pair of ``score_mod``, ``mask_mod``
 and the backward's ``joint_graph``, each run once on one tile's index tensors under a fresh operator
 observer (attention-and-scaling.md 1). The operator observer calls :func:`count` for a HOP that ran
-as one call (:mod:`torchscan.analysis.higher_order`).
+as one call (:mod:`torchscan.analysis.dispatch.higher_order`).
 """
 
 from __future__ import annotations

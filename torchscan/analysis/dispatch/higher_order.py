@@ -13,7 +13,7 @@ its name (:func:`operator_name`, e.g. ``higher_order.cond``) in one of three way
   to module calls, their storages seen — exactly as if the callable had been called directly: the
   branch a ``cond`` took, every iteration of a ``while_loop``. The HOP itself is not reported, like a
   C++ composite whose parts are.
-* **counted** (``flex_attention`` and its backward, :mod:`torchscan.analysis.higher_order_counts`):
+* **counted** (``flex_attention`` and its backward, :mod:`torchscan.analysis.dispatch.higher_order_counts`):
   it runs as without TorchScan, its inside unobserved, and its formula counts it from its arguments.
 * **opaque** (every other HOP): it runs as without TorchScan, its inside unobserved, and the metric
   becomes partial naming it (``uncounted_operator`` for FLOPs; the ledger's ``higher_order_operator``).

@@ -11,11 +11,11 @@ import torch
 from torch import nn
 
 from torchscan._version import __version__
-from torchscan.analysis.distributed import process_group_context
-from torchscan.analysis.estimate import field_result, materialize
-from torchscan.analysis.hooks import CallRecord, CallRecorder, ModuleInfo
-from torchscan.analysis.inputs import device_name, dtype_name, qualified_name
-from torchscan.analysis.uncalled import with_not_called_rows
+from torchscan.analysis.crawl.estimate import field_result, materialize
+from torchscan.analysis.crawl.hooks import CallRecord, CallRecorder, ModuleInfo
+from torchscan.analysis.crawl.inputs import device_name, dtype_name, qualified_name
+from torchscan.analysis.crawl.uncalled import with_not_called_rows
+from torchscan.analysis.dispatch.distributed import process_group_context
 from torchscan.formulas import functional
 from torchscan.formulas.functional import OperatorCall
 from torchscan.report.diagnostics import concerns_requested_metric, deduplicate, diagnostic

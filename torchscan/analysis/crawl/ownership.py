@@ -22,10 +22,10 @@ from typing import Any
 
 from torch import nn
 
-from torchscan.analysis import leaf_memo
-from torchscan.analysis.builtin_handlers import BUILTIN_HANDLERS, BuiltinHandler, forward_failed_tokens
-from torchscan.analysis.estimate import estimate_leaf, leave_unsupported, materialize, record_failure
-from torchscan.analysis.hooks import CallRecord, CallRecorder
+from torchscan.analysis.crawl import leaf_memo
+from torchscan.analysis.crawl.estimate import estimate_leaf, leave_unsupported, materialize, record_failure
+from torchscan.analysis.crawl.handlers import BUILTIN_HANDLERS, BuiltinHandler, forward_failed_tokens
+from torchscan.analysis.crawl.hooks import CallRecord, CallRecorder
 from torchscan.extensions import (
     HandlerOutcome,
     ModuleCall,
@@ -95,7 +95,7 @@ class ExtensionState:
         self.custom = dict(custom_modules)
         self._handlers: dict[type, tuple[ModuleHandler | None, BuiltinHandler | None]] = {}
         self._owner_of: dict[str, CallRecord] = {}  # field -> outermost active owner
-        self._leaf_memo = leaf_memo.SHARED  # silent leaf estimates (analysis/leaf_memo.py)
+        self._leaf_memo = leaf_memo.SHARED  # silent leaf estimates (analysis/crawl/leaf_memo.py)
 
     def _select(self, module_type: type) -> tuple[ModuleHandler | None, BuiltinHandler | None]:
         pair = self._handlers.get(module_type)

@@ -24,8 +24,9 @@ from typing import Any
 
 import torch
 
-from torchscan.analysis.operator_kinds import IGNORED
-from torchscan.analysis.operator_resolution import Entry, returns_alias
+from torchscan.analysis.dispatch.kinds import IGNORED
+from torchscan.analysis.dispatch.overload_schema import returns_alias
+from torchscan.analysis.dispatch.resolution import Entry
 from torchscan.formulas import operators
 from torchscan.formulas.tensors import SEQUENCES as _SEQUENCES
 

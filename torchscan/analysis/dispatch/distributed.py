@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from torchscan.analysis.operator_kinds import CUSTOM, IGNORED, INHERITED, UNCOUNTED
+from torchscan.analysis.dispatch.kinds import CUSTOM, IGNORED, INHERITED, UNCOUNTED
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import (
     COMMUNICATION_METHOD,

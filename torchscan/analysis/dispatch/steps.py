@@ -21,9 +21,15 @@ from typing import Any
 
 from torch import nn
 
-from torchscan.analysis.dispatch import OperatorObserver
-from torchscan.analysis.operator_bytes import UNSIZED_REASON, byte_rule, input_tokens, kv_bytes, operand_bytes
-from torchscan.analysis.operator_resolution import Entry
+from torchscan.analysis.dispatch.observer import OperatorObserver
+from torchscan.analysis.dispatch.operator_bytes import (
+    UNSIZED_REASON,
+    byte_rule,
+    input_tokens,
+    kv_bytes,
+    operand_bytes,
+)
+from torchscan.analysis.dispatch.resolution import Entry
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.schema import (
     ATTENTION_KV_METHOD,

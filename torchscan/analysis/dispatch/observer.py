@@ -4,15 +4,15 @@ The observer is shared by ``measure_flops`` and ``crawl_module``. For each dispa
 resolves exactly one formula (caller ``custom_mapping`` > TorchScan's reference-checked
 ``torchscan_flops_v1`` formula > PyTorch's ``FlopCounterMode`` formula for an operator TorchScan
 never classified, torch-versions.md 1), or an "ignored" reason, or the pointwise fallback (that
-per-overload decision and its helpers live in :mod:`torchscan.analysis.operator_resolution`), and
+per-overload decision and its helpers live in :mod:`torchscan.analysis.dispatch.resolution`), and
 attributes the result to the innermost active
 module call through an optional attribution sink. A C++ composite overload (seen under
 ``torch.inference_mode``) runs its C++ composite kernel, whose parts are observed one by one
 (real-models.md 2.3, families.md 1).
-Every counted call is also filed under its workload phase (:mod:`torchscan.analysis.phases`).
+Every counted call is also filed under its workload phase (:mod:`torchscan.analysis.dispatch.phases`).
 Higher-order operators (``cond``, ``flex_attention``...) reach the observer as one call and are
 observed through their callables, counted by their own formula or reported uncounted
-(:mod:`torchscan.analysis.higher_order`).
+(:mod:`torchscan.analysis.dispatch.higher_order`).
 Nothing global is modified except PyTorch's optimizer step hooks and Dynamo's guard-complete hook
 (``higher_order``), held only while the mode is active: PyTorch's registry is read, never written.
 """
@@ -26,16 +26,9 @@ from typing import Any, Protocol
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchscan.analysis import distributed, higher_order, higher_order_counts
-from torchscan.analysis.dynamo_guard import DYNAMO, MODULES, guard, unguard
-from torchscan.analysis.operand_checks import (
-    COMPLEX_VALUE,
-    UNSUPPORTED_LAYOUT,
-    any_complex,
-    layout_unsupported,
-    operand_flags,
-)
-from torchscan.analysis.operator_kinds import (
+from torchscan.analysis.dispatch import distributed, higher_order, higher_order_counts
+from torchscan.analysis.dispatch.dynamo_guard import DYNAMO, MODULES, guard, unguard
+from torchscan.analysis.dispatch.kinds import (
     COMMUNICATION,
     CUSTOM,
     DECOMPOSED,
@@ -44,32 +37,31 @@ from torchscan.analysis.operator_kinds import (
     INHERITED,
     UNCOUNTED,
 )
-from torchscan.analysis.operator_resolution import (
+from torchscan.analysis.dispatch.operand_checks import (
+    COMPLEX_VALUE,
+    UNSUPPORTED_LAYOUT,
+    any_complex,
+    layout_unsupported,
+    operand_flags,
+)
+from torchscan.analysis.dispatch.phases import FORWARD, PhaseTally
+from torchscan.analysis.dispatch.reporting import flop_report, operator_diagnostics
+from torchscan.analysis.dispatch.resolution import (
     Entry,
     native_registry,
     resolve,
     run_composite,
     wrap_caller_formula,
 )
-from torchscan.analysis.phases import FORWARD, PhaseTally, unavailable_phases
 from torchscan.formulas import operators
-from torchscan.report.diagnostics import diagnostic, error_text
-from torchscan.report.names import report_name
+from torchscan.report.diagnostics import error_text
 from torchscan.report.schema import (
-    ATTENTION_COUNTING,
-    COUNTING_CONVENTION,
     MAX_NUMBER,
-    OPERATOR_METHOD,
-    SCHEMA_VERSION,
     Diagnostic,
-    FlopContext,
     FlopReport,
-    MetricResult,
-    metric_result,
 )
-from torchscan.runtime.torch_versions import installed_version, untested_torch_diagnostics
 
-_graph_task_id = torch._C._current_graph_task_id  # -1 outside the autograd engine (analysis/phases.py)
+_graph_task_id = torch._C._current_graph_task_id  # -1 outside the autograd engine (phases.py)
 
 LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
@@ -123,7 +115,7 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
     def __init__(self, custom_mapping: Mapping[Any, Callable[..., int]] | None = None) -> None:
         super().__init__()
         self.custom_mapping = custom_mapping
-        self._native = native_registry()
+        self.native = native_registry()
         self._custom = {packet: wrap_caller_formula(f) for packet, f in (custom_mapping or {}).items()}
         # Keyed by id(func): an OpOverload hashes through a Python method, once per operator. The
         # resolved overloads are kept alive in _resolved, so an id is never reused meanwhile.
@@ -157,7 +149,7 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
         # once, by the outermost entry, and removed by its exit (also when the workload raised).
         if self._entered == 0:
             self.phases.install()
-            self._unguarded = unguard(self)  # analysis/dynamo_guard.py
+            self._unguarded = unguard(self)  # analysis/dispatch/dynamo_guard.py
         self._entered += 1
         try:
             super().__enter__()
@@ -183,7 +175,7 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
         if higher_order.is_higher_order(func):
             entry = Entry(higher_order.operator_name(func), HIGHER_ORDER, None)
         else:
-            entry = resolve(func, self._custom, self._native)
+            entry = resolve(func, self._custom, self.native)
         self._entries[id(func)] = entry
         self._resolved.append(func)
         return entry
@@ -205,7 +197,7 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
             return self._observe(entry, func, types, args, kwargs)
         fast = entry.fast
         if fast is not None:
-            # One pass for an ordinary call of a TorchScan formula (analysis/fast_counts.py); what it
+            # One pass for an ordinary call of a TorchScan formula (analysis/dispatch/fast_counts.py); what it
             # cannot answer is counted by _count, which records why the call is not counted in full.
             out = func(*args, **kwargs)
             flops = fast(args, kwargs, out)
@@ -455,139 +447,12 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
 
     def diagnostics(self) -> list[Diagnostic]:
         """Operator diagnostics in the order of formulas.md B.4."""
-        entries = [
-            diagnostic("unsupported_operator_formula", reason, metric="flops", operator=name)
-            for name, reason in self.unsupported.items()
-        ]
-        entries += [
-            diagnostic(
-                "uncounted_operator",
-                f"{name} was observed {calls} time(s), but no FLOP formula is registered.",
-                metric="flops",
-                operator=name,
-            )
-            for name, calls in sorted(self.uncounted.items())
-            if name not in self.unsupported
-        ]
-        version = installed_version()
-        for name, (calls, flops) in sorted(self.unverified.items()):
-            if name in self.unsupported:
-                continue
-            entries.append(
-                diagnostic(
-                    "uncounted_operator",
-                    f"{name} was observed {calls} time(s); TorchScan has no formula of its own for it and "
-                    f"FlopCounterMode's is not checked on torch {version}, so it is not counted.",
-                    metric="flops",
-                    operator=name,
-                )
-            )
-            entries.append(
-                diagnostic(
-                    "unverified_inherited_formula",
-                    f"FlopCounterMode's formula for {name} on torch {version}, which TorchScan's reference "
-                    f"suite has not checked there, gives {flops} FLOPs over {calls} call(s); left out of "
-                    "the total.",
-                    metric="flops",
-                    severity="info",
-                    operator=name,
-                )
-            )
-        entries += [
-            diagnostic("incomplete_operator_formula", reason, metric="flops", operator=name)
-            for name, reason in sorted(self.incomplete.items())
-        ]
-        return entries
+        return operator_diagnostics(self.unsupported, self.uncounted, self.unverified, self.incomplete)
 
     def report(self) -> FlopReport:
         """The :class:`FlopReport` of everything observed so far."""
-        diagnostics = self.diagnostics()
-        known = sum(self.by_operator.values())
-        gaps = any(entry["severity"] != "info" for entry in diagnostics)
-        total = metric_result(
-            "partial" if gaps else "complete",
-            known,
-            unit="FLOPs",
-            scope="workload",
-            method=OPERATOR_METHOD,
-        )
-        report = self._report(total, diagnostics)
-        tally = self.distributed
-        logical = tally.logical_total(total, gaps)
-        if logical is not None:
-            report["logical_total"] = logical
-        communication = tally.communication()
-        if communication is not None:
-            report["communication"] = communication
-        report["diagnostics"] += tally.diagnostics()
-        report["diagnostics"] += untested_torch_diagnostics(sorted(self.unverified))
-        context = distributed.process_group_context(tally.mesh)
-        if context is not None:
-            report["context"]["distributed"] = context
-        return report
+        return flop_report(self)
 
     def by_module(self) -> dict[str, int]:
         """FLOPs per running module label (``measure_flops``' ``by_module``, before renaming)."""
         return {} if self.module_labels is None else self.module_labels.flops_by_label()
-
-    def _report(self, total: MetricResult, diagnostics: list[Diagnostic]) -> FlopReport:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "context": flop_context(OPERATOR_METHOD, self.by_operator, self._native),
-            "total": total,
-            "by_phase": self.phases.results(OPERATOR_METHOD),
-            "by_module": {report_name(k): v for k, v in sorted(self.by_module().items()) if k != "Global"},
-            "by_operator": dict(sorted(self.by_operator.items())),
-            "ignored_operators": {
-                name: {"calls": calls, "reason": self.ignored_reasons[name]}
-                for name, calls in sorted(self.ignored.items())
-            },
-            "diagnostics": diagnostics,
-        }
-
-
-# The report names of a registry's operators, per registry object and size (as resolution decisions
-# are remembered, operator_resolution._DECISIONS): every report reads them.
-_COVERED: dict[int, tuple[Mapping[Any, Any], int, frozenset[str]]] = {}
-
-
-def _covered(registry: Mapping[Any, Any]) -> frozenset[str]:
-    known = _COVERED.get(id(registry))
-    if known is not None and known[0] is registry and known[1] == len(registry):
-        return known[2]
-    names = frozenset(
-        higher_order.operator_name(k) if higher_order.is_higher_order(k) else str(k) for k in registry
-    )
-    if len(_COVERED) > 16:  # caller-built registries (tests): stay bounded
-        _COVERED.clear()
-    _COVERED[id(registry)] = (registry, len(registry), names)
-    return names
-
-
-def flop_context(method: str, by_operator: Mapping[str, int], registry: Mapping[Any, Any]) -> FlopContext:
-    """A FlopReport's context; ``flop_counter_operators`` read from the running torch's ``registry``
-    (torch-versions.md 1: what "FlopCounterMode alone" counts is never a list fixed in code)."""
-    covered = _covered(registry)
-    return {
-        "torch_version": str(torch.__version__),
-        "method": method,
-        "counting_convention": COUNTING_CONVENTION,
-        "attention": ATTENTION_COUNTING,
-        "flop_counter_operators": sorted(name for name in by_operator if name in covered),
-    }
-
-
-def not_requested_report() -> FlopReport:
-    """The empty operator report of structure mode (analysis.md 6.2)."""
-    from torchscan.report.schema import NOT_REQUESTED
-
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "context": flop_context(NOT_REQUESTED, {}, {}),
-        "total": metric_result("unavailable", unit="FLOPs", scope="workload", method=NOT_REQUESTED),
-        "by_phase": unavailable_phases(NOT_REQUESTED),
-        "by_module": {},
-        "by_operator": {},
-        "ignored_operators": {},
-        "diagnostics": [],
-    }

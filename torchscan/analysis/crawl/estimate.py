@@ -1,7 +1,7 @@
 """Per-call estimation in the post-hook: module formulas turned into statuses (formulas.md A.2).
 
 :func:`estimate_leaf` fills one leaf call's metrics; the per-call fallback chain that decides when it
-runs (handlers and subtree ownership first) lives in ``analysis/ownership.py``.
+runs (handlers and subtree ownership first) lives in ``analysis/crawl/ownership.py``.
 Formulas stay pure; the translation of their signals (not recognised, unsupported configuration,
 warnings, missing tensors) into MetricResults and diagnostics happens only here.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 from torch import nn
 
-from torchscan.analysis.hooks import CallRecord, CallRecorder, ordered_inputs
-from torchscan.analysis.inputs import qualified_name
-from torchscan.analysis.leaf_memo import LeafMemo, leaf_key
+from torchscan.analysis.crawl.hooks import CallRecord, CallRecorder, ordered_inputs
+from torchscan.analysis.crawl.inputs import qualified_name
+from torchscan.analysis.crawl.leaf_memo import LeafMemo, leaf_key
 from torchscan.formulas import ragged, registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
@@ -114,7 +114,7 @@ def estimate_leaf(
 
     A call whose formulas all succeed silently keeps its six numbers in ``record.estimate`` (turned
     into MetricResults by :func:`materialize` when the report is built). ``memo`` keeps those numbers
-    per :func:`~torchscan.analysis.leaf_memo.leaf_key`: a later call the formulas cannot tell apart
+    per :func:`~torchscan.analysis.crawl.leaf_memo.leaf_key`: a later call the formulas cannot tell apart
     gets them without running the formulas.
     """
     cls = type(module)

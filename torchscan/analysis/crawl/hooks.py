@@ -21,7 +21,7 @@ from torch.nn.modules import module as module_globals
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
-from torchscan.analysis.inputs import FAILED, capture_meta, described
+from torchscan.analysis.crawl.inputs import FAILED, capture_meta, described
 from torchscan.formulas import registry
 from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
 from torchscan.formulas.tensors import first_tensor
@@ -52,8 +52,8 @@ class CallRecord:
     type_name: str
     parent: int
     is_leaf: bool
-    # The call's arguments and output as :func:`~torchscan.analysis.inputs.capture_meta` keeps them while
-    # observing; :meth:`CallRecorder.call_io` and ``output_meta`` give the report's descriptions.
+    # The call's arguments and output as :func:`~torchscan.analysis.crawl.inputs.capture_meta` keeps
+    # them while observing; :meth:`CallRecorder.call_io` and ``output_meta`` give the report's descriptions.
     args_meta: tuple[Any, ...]
     parameters: ParameterStats
     buffers: BufferStats
@@ -79,10 +79,10 @@ class CallRecord:
     # views-3.md 1: a built-in inclusive estimate split along the module tree, ``(module path,
     # {field: own share})`` with this call's path first; resolved to rows when the report is built.
     shares: list[tuple[str, dict[str, int]]] | None = None
-    # A leaf estimate kept as plain numbers while observing (``analysis/estimate.py``): its six
-    # MetricResults are built with the report (:func:`~torchscan.analysis.estimate.materialize`).
+    # A leaf estimate kept as plain numbers while observing (``analysis/crawl/estimate.py``): its six
+    # MetricResults are built with the report (:func:`~torchscan.analysis.crawl.estimate.materialize`).
     estimate: tuple[Any, ...] | None = None
-    # Handler and ownership state between this call's two hooks (``analysis/ownership.py``); None
+    # Handler and ownership state between this call's two hooks (``analysis/crawl/ownership.py``); None
     # for a call without a handler under no owner.
     active: Any = None
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import torch
 
-from torchscan.analysis.distributed import process_group_context
-from torchscan.analysis.memory_calls import CallRecord
-from torchscan.analysis.memory_ledger import ACTIVATIONS, TEMPORARIES, StorageLedger, StorageRecord
+from torchscan.analysis.dispatch.distributed import process_group_context
+from torchscan.analysis.ledger.calls import CallRecord
+from torchscan.analysis.ledger.ledger import ACTIVATIONS, TEMPORARIES, StorageLedger, StorageRecord
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.memory_schema import (
     CATEGORIES,

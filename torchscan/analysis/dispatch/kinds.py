@@ -9,7 +9,7 @@ INHERITED: a formula from PyTorch's ``FlopCounterMode`` registry, used only for 
 has no formula or classification for (torch-versions.md 1).
 COMMUNICATION: collectives, tallied as bytes by ``distributed`` (distributed.md 3), never FLOP gaps.
 HIGHER_ORDER: a higher-order operator (``cond``, ``flex_attention``...), handled by
-``analysis/higher_order.py``.
+``analysis/dispatch/higher_order.py``.
 """
 
 CUSTOM, INHERITED, SUPPLEMENTAL, IGNORED, UNCOUNTED, DECOMPOSED, COMMUNICATION, HIGHER_ORDER = range(8)
