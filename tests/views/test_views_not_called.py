@@ -82,7 +82,7 @@ def test_the_demo_encoder_explorer_has_a_tile_per_layer() -> None:
     report = crawl_module(model, shape)
     (group,) = _maps(report)["module_flops"]["groups"]
     nodes = _nodes(group)
-    # each layer 309,184 module FLOPs (tests/analysis/test_not_called_rows.py): half the root's width
+    # each layer 309,184 module FLOPs (tests/analysis/crawl/test_not_called_rows.py): half the root's width
     assert nodes["layers.0"]["known"] == nodes["layers.1"]["known"] == 309184
     assert abs(nodes["layers.0"]["width"] - 0.5) < 1e-9
     assert nodes["layers.0.linear1"]["known"] == 65536

@@ -189,7 +189,7 @@ def _full_collections_held_back() -> Iterator[None]:
     keep running on fresh, cache-hot objects, so the forward's own cyclic garbage dies young as
     usual and the report is not left for one cold traversal after the call. Disabling the
     collector, or promoting everything with gc.freeze()/unfreeze(), cost more or leaked the
-    forward's garbage (tests/analysis/test_collector.py).
+    forward's garbage (tests/analysis/crawl/test_collector.py).
     """
     thresholds = gc.get_threshold()
     if thresholds[0]:  # a zero first threshold means the caller turned automatic collection off

@@ -1,7 +1,7 @@
 """Module attributes of any type (truth.md 2): the leaf memo never crashes and never hits wrongly.
 
 Every report is compared as JSON text with the report of the same model with the memo disabled
-(``leaf_key`` answering None), as tests/analysis/test_leaf_memo.py does.
+(``leaf_key`` answering None), as tests/analysis/crawl/test_leaf_memo.py does.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def test_not_a_module():
 
 
 def test_tuple_args_and_kwargs_only_calls_are_accepted():
-    # A list for args is refused since issue #20 item 11 (tests/analysis/test_caller_contract.py).
+    # A list for args is refused since issue #20 item 11 (tests/analysis/crawl/test_caller_contract.py).
     model = Spy()
     crawl_module(model, args=(torch.ones(1, 3),), mode="structure")
     crawl_module(model, kwargs={"x": torch.ones(1, 3)}, mode="structure")
