@@ -1,8 +1,8 @@
 /* TorchScan module cost explorer: drawing a panel lazily, from the embedded data (issue 15).
- * Mirrors torchscan/views/html.py and map_svg.py; the browser tests compare both renderings.
+ * Mirrors torchscan/views/analysis/explorer.py and map_svg.py; the browser tests compare both renderings.
  * Only function declarations: html.py places this after explorer.js inside one strict function,
  * which shares its helpers (el, svgEl, neutral, badge, index, originals, data). */
-  // ---- Lazy drawing of a panel (mirrors torchscan/views/html.py and map_svg.py) ----
+  // ---- Lazy drawing of a panel (mirrors torchscan/views/analysis/explorer.py and map_svg.py) ----
   function describe(group, node) {
     var calls = Math.max(node.calls.length, node.before_calls.length);
     var parts = [pathLabel(node.path) + ", " + neutral(node.type || "structural")];

@@ -3,7 +3,7 @@
  * Content-Security-Policy allows exactly that script by its SHA-256.
  * Report text reaches the DOM only as text nodes (no innerHTML, eval or inline handlers). */
   var SVG = "http://www.w3.org/2000/svg";
-  // The data object is embedded in the compact torchscan-embed-1 form (torchscan/views/embed.py).
+  // The data object is embedded in the compact torchscan-embed-1 form (torchscan/views/common/embed.py).
   function decode(packed) {
     var keys = packed.keys;
     var table = [];
