@@ -65,10 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
-    wanted = set(options.only.split(",")) if options.only else None
-    specs = [s for s in zoo_models.catalogue() if not s.large and (wanted is None or s.name in wanted)]
-    if options.limit is not None:
-        specs = specs[: options.limit]
+    specs = zoo_models.small_specs(options.only, options.limit)
     outcomes: dict[str, list[str]] = {}
     for spec in specs:
         outcome = check_model(spec)

@@ -339,3 +339,10 @@ def catalogue() -> list[ZooSpec]:
         ZooSpec(spec.name, "paper-built", spec.build, group=spec.group) for spec in truth_catalogue.TRUTH
     ]
     return specs
+
+
+def small_specs(only: str | None, limit: int | None) -> list[ZooSpec]:
+    """The non-large zoo entries, narrowed to the comma-separated ``only`` names, at most ``limit``."""
+    wanted = set(only.split(",")) if only else None
+    specs = [s for s in catalogue() if not s.large and (wanted is None or s.name in wanted)]
+    return specs[:limit] if limit is not None else specs

@@ -60,7 +60,8 @@ def test_analysis_rows_sum_to_the_totals(transformer: dict[str, Any]) -> None:
         assert sum(map(_int, own)) == totals[metric]["value"], metric
         assert _int(rows[0][f"{metric}_incl"]) == totals[metric]["value"], metric  # the root holds all
         assert rows[0][f"{metric}_incl_status"] == "complete"
-    # Each encoder layer: 309,184 module FLOPs and 8,544 parameters (tests/analysis/crawl/test_not_called_rows.py).
+    # Each encoder layer: 309,184 module FLOPs and 8,544 parameters
+    # (tests/analysis/crawl/test_not_called_rows.py).
     layer = next(r for r in rows if r["path"] == "layers.1")
     assert (_int(layer["module_flops_incl"]), _int(layer["params_incl"])) == (309184, 8544)
 
