@@ -117,8 +117,8 @@ def test_flop_report_ends_with_the_method_note() -> None:
     assert all(len(line) <= 100 for line in lines[start:-2]) and lines[-2] == ""
     # the note is worded once for pages and terminal alike, in the page style (views-3.md 5)
     assert note == (
-        "Operator FLOPs use torchscan_flops_v1: 2.000 kFLOPs are in operators FlopCounterMode (torch 2.15.0) "
-        "also has formulas for; FlopCounterMode alone scores 0 for aten.gelu 1.000 kFLOPs "
+        "Operator FLOPs use torchscan_flops_v1: 2.000 kFLOPs are in operators that FlopCounterMode "
+        "(torch 2.15.0) also has formulas for; FlopCounterMode alone scores 0 for aten.gelu 1.000 kFLOPs "
         "(1.000 kFLOPs in all)."
     )
     assert text.splitlines()[-1].startswith("status: complete")

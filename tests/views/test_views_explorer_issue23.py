@@ -292,7 +292,9 @@ def test_operator_card_explains_the_method_label() -> None:
     cards = [p for p in parse_html(render_report(report)).find_all("p") if p.has_class("method-note")]
     assert len(cards) == 1
     text = " ".join(cards[0].text().split())
-    assert text.startswith("Operator FLOPs use torchscan_flops_v1: 86 FLOPs are in operators FlopCounterMode")
+    assert text.startswith(
+        "Operator FLOPs use torchscan_flops_v1: 86 FLOPs are in operators that FlopCounterMode"
+    )
     assert "aten.gelu" in text
 
 

@@ -92,9 +92,10 @@ def method_note(report: Mapping[str, Any], limit: int = 3) -> str | None:
         names = f"{names}, +{more} more" if names else f"{more} operator(s)"
     native = split["flop_counter_flops"]
     covered = (
-        f"{_short(native)} are in operators FlopCounterMode (torch {torch_version}) also has formulas for"
+        f"{_short(native)} are in operators that FlopCounterMode (torch {torch_version}) also has "
+        "formulas for"
         if native
-        else f"none are in operators FlopCounterMode (torch {torch_version}) has formulas for"
+        else f"no counted operator has a FlopCounterMode formula (torch {torch_version})"
     )
     return (
         f"Operator FLOPs use {OPERATOR_METHOD}: {covered}; FlopCounterMode alone scores 0 for "
