@@ -29,6 +29,10 @@ from reference.elementary import elementary_count
 from reference.harness import cases, library_count, seeded
 
 Tensor = torch.Tensor
+# torch 2.13's CPU embedding_bag backward with scale_grad_by_freq divides some rows by a wrong frequency
+# (ids [0, 1, 0, 2] in bags [0, 1], [0, 2]: row 1 receives 0.5, not 1; right on 2.14 and 2.15). Its
+# values are no reference there; the count (one divide per contribution) is still compared.
+FREQUENCY_BUG = torch.__version__.startswith("2.13.")
 MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
@@ -144,7 +148,8 @@ def test_embedding_kernels_forward_and_backward(seed: int, rng: random.Random) -
         (grad_weight, grad_psw), backward = elementary_count(lambda: bags.backward(grad))
     counted = library_count(lambda: out.backward(grad))
     assert counted.status == "complete", counted.diagnostics
-    torch.testing.assert_close(leaf.grad, grad_weight)
+    if not (bags.freq and FREQUENCY_BUG):
+        torch.testing.assert_close(leaf.grad, grad_weight)
     kernels = (
         "aten._embedding_bag_backward",
         "aten._embedding_bag_dense_backward",
