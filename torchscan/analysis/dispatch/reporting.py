@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import torch
 
 from torchscan.analysis.dispatch import distributed, higher_order
-from torchscan.analysis.dispatch.phases import unavailable_phases
+from torchscan.analysis.dispatch.phases import PhaseTally, unavailable_phases
 from torchscan.report.diagnostics import diagnostic
 from torchscan.report.names import report_name
 from torchscan.report.schema import (
@@ -39,7 +39,7 @@ class ObservedTallies(Protocol):
     ignored_reasons: dict[str, str]
     unverified: dict[str, tuple[int, int]]
     native: Mapping[Any, Any]
-    phases: Any  # PhaseTally
+    phases: PhaseTally
     distributed: distributed.DistributedTally
 
     def diagnostics(self) -> list[Diagnostic]: ...
