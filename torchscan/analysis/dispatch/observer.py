@@ -23,7 +23,6 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchscan.analysis.dispatch import distributed, higher_order, higher_order_counts
@@ -44,7 +43,7 @@ from torchscan.analysis.dispatch.operand_checks import (
     layout_unsupported,
     operand_flags,
 )
-from torchscan.analysis.dispatch.phases import FORWARD, PhaseTally
+from torchscan.analysis.dispatch.phases import PhaseTally
 from torchscan.analysis.dispatch.reporting import flop_report, operator_diagnostics
 from torchscan.analysis.dispatch.resolution import (
     Entry,
@@ -60,8 +59,6 @@ from torchscan.report.schema import (
     Diagnostic,
     FlopReport,
 )
-
-_graph_task_id = torch._C._current_graph_task_id  # -1 outside the autograd engine (phases.py)
 
 LAYOUT_REASON = (
     "Shape FLOP formulas require dense strided tensors; sparse and nested layouts are unsupported."
@@ -207,11 +204,7 @@ class OperatorObserver(higher_order.HigherOrderSupport, TorchDispatchMode):
             by_operator = self.by_operator
             by_operator[entry.name] = by_operator.get(entry.name, 0) + flops
             if flops:
-                phases = self.phases
-                if phases.optimizer_depth or _graph_task_id() != -1:
-                    phases.add(flops, True)
-                else:  # the forward phase, as current_phase() reads it
-                    phases.flops[FORWARD] += flops
+                self.phases.add_counted(flops)
                 self.attributed += flops
         elif entry.kind == IGNORED:
             out = func(*args, **kwargs)

@@ -117,6 +117,14 @@ class PhaseTally:
         if not complete:
             self.gaps[phase] = True
 
+    def add_counted(self, flops: int) -> None:
+        """:meth:`add` for a completely counted call, the forward case without :func:`current_phase`'s
+        call: the observer's one-pass path files most operators here."""
+        if self.optimizer_depth or _graph_task_id() != -1:
+            self.add(flops, True)
+        else:
+            self.flops[FORWARD] += flops
+
     def results(self, method: str) -> FlopPhases:
         """``by_phase``: one result per phase; complete unless an operator of it was not counted."""
         forward, backward, optimizer, recompute = (
