@@ -107,6 +107,26 @@ def _zero_signs(values: tuple[Any, ...]) -> tuple[float, ...]:
     return tuple(signs)
 
 
+# What a tuple of attribute types asks of :func:`_attributes`, decided once per tuple of types.
+_SCALARS, _SCALARS_WITH_FLOATS, _SEQUENCES_TOO, _OTHER = 0, 1, 2, 3
+_TYPE_PLANS: dict[tuple[type, ...], int] = {}
+
+
+def _type_plan(types: tuple[type, ...]) -> int:
+    plan = _TYPE_PLANS.get(types)
+    if plan is None:
+        if not _PLAIN_OR_SEQUENCE.issuperset(types):
+            plan = _OTHER
+        elif tuple in types or list in types:
+            plan = _SEQUENCES_TOO
+        else:
+            plan = _SCALARS_WITH_FLOATS if float in types else _SCALARS
+        if len(_TYPE_PLANS) >= _MAX_LAYOUTS:
+            _TYPE_PLANS.clear()
+        _TYPE_PLANS[types] = plan
+    return plan
+
+
 def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
     """The instance's configuration as a hashable key part, or None when it cannot be keyed.
 
@@ -126,15 +146,16 @@ def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
         layout = _LAYOUTS[names] = _Layout(names)
     values = layout.values(state)
     types = tuple(map(type, values))
-    if _PLAIN_OR_SEQUENCE.issuperset(types):
-        items: tuple[tuple[type, ...], ...] = ()
-        flat = True
-        if tuple in types or list in types:
-            items = tuple(tuple(map(type, value)) for value in values if type(value) in _SEQUENCES)
-            flat = all(_PLAIN.issuperset(item) for item in items)
-            if flat and list in types:
+    plan = _type_plan(types)
+    if plan == _SCALARS:  # the common case (``Linear``, ``ReLU``): no sequence, no float
+        return (layout, types, values, (), ())
+    if plan == _SCALARS_WITH_FLOATS:
+        return (layout, types, values, (), _zero_signs(values))
+    if plan == _SEQUENCES_TOO:
+        items = tuple(tuple(map(type, value)) for value in values if type(value) in _SEQUENCES)
+        if all(_PLAIN.issuperset(item) for item in items):
+            if list in types:
                 values = tuple(tuple(value) if type(value) is list else value for value in values)
-        if flat:
             floats = float in types or any(float in item for item in items)
             return (layout, types, values, items, _zero_signs(values) if floats else ())
     described = canonical(values)
@@ -165,6 +186,11 @@ def _call_tensor(value: Any) -> tuple[Any, ...] | None:
     return value.shape, value.dtype
 
 
+# Per class: ``(class, forward, plan)``, the part of every key that only the class decides. Rebuilt
+# when the class's formulas (a registration makes a new plan) or its ``forward`` change.
+_PREFIXES: dict[type, tuple[type, Callable[..., Any], tuple[Callable[..., Any], ...]]] = {}
+
+
 def leaf_key(
     module: nn.Module,
     plan: tuple[Callable[..., Any], ...],
@@ -175,27 +201,35 @@ def leaf_key(
     """Everything the built-in formulas may read about this call, or None when the memo must not apply."""
     cls = type(module)
     state = module.__dict__
-    if kwargs or not args or "forward" in state or not _eligible(cls, plan):
+    if kwargs or not args or "forward" in state:
         return None
-    parts: list[Any] = [cls, cls.forward, plan]
-    for arg in args:
-        described = _call_tensor(arg)
-        if described is None:
+    prefix = _PREFIXES.get(cls)
+    forward = cls.forward
+    if prefix is None or prefix[2] is not plan or prefix[1] is not forward:
+        if not _eligible(cls, plan):
             return None
-        parts.append(described)
-    described = _call_tensor(output)
+        prefix = _PREFIXES[cls] = (cls, forward, plan)
+    # The call's tensors (the checks of _call_tensor, inlined: this runs for every leaf call).
+    if len(args) == 1:
+        arg = args[0]
+        if type(arg) is not _TENSOR or arg.layout is not _STRIDED or arg.is_nested:
+            return None
+        inputs: tuple[Any, ...] = ((arg.shape, arg.dtype),)
+    else:
+        described = [_call_tensor(arg) for arg in args]
+        if None in described:
+            return None
+        inputs = tuple(described)
+    if type(output) is not _TENSOR or output.layout is not _STRIDED or output.is_nested:
+        return None
     attributes = _attributes(state)
-    if described is None or attributes is None:
+    if attributes is None:
         return None
     params = _tensors(module._parameters)
     buffers = _tensors(module._buffers)
     if params is None or buffers is None:
         return None
-    parts.append(described)
-    parts.append(attributes)
-    parts.append(params)
-    parts.append(buffers)
-    return tuple(parts)
+    return (prefix, inputs, (output.shape, output.dtype), attributes, params, buffers)
 
 
 class LeafMemo:
