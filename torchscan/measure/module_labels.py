@@ -82,6 +82,8 @@ class ModuleLabels:
         self._known: dict[int, str] = {}
         self._labels: dict[int, str] = {}  # modules whose children are named: their final label
         self._refs: dict[int, weakref.ref[nn.Module]] = {}
+        self._ref_keys: dict[int, int] = {}  # id of a ref -> id of its module
+        self._on_death = self._died  # one bound method for every ref's callback
         self._has_callback = False
         self._hooks: list[Any] = []
         self._handles: list[Any] = []
@@ -113,10 +115,14 @@ class ModuleLabels:
     def _watch(self, module: nn.Module) -> None:
         key = id(module)
         if key not in self._refs:
-            self._refs[key] = weakref.ref(module, self._forgetter(key))
+            ref = weakref.ref(module, self._on_death)
+            self._refs[key] = ref
+            self._ref_keys[id(ref)] = key  # the ref lives in _refs until its module dies
 
-    def _forgetter(self, key: int) -> Callable[[Any], None]:
-        return lambda _ref: self._forget(key)
+    def _died(self, ref: weakref.ref[nn.Module]) -> None:
+        key = self._ref_keys.pop(id(ref), None)
+        if key is not None:
+            self._forget(key)
 
     def _forget(self, key: int) -> None:
         self._refs.pop(key, None)
@@ -126,22 +132,31 @@ class ModuleLabels:
     def label(self, module: nn.Module) -> str:
         """The module's label, naming its children on first sight (ModuleTracker's convention)."""
         key = id(module)
-        name = self._labels.get(key)
+        labels = self._labels
+        name = labels.get(key)
         if name is not None:
             return name
-        if key not in self._known:
+        known = self._known
+        name = known.get(key)
+        if name is None:
             self._watch(module)
-            self._known[key] = type(module).__name__
-        name = self._known[key]
-        for child_name, child in module.named_children():
-            self._watch(child)
-            child_key, child_label = id(child), f"{name}.{child_name}"
-            self._known[child_key] = child_label
-            if child_key in self._labels:
-                self._labels[child_key] = child_label  # renamed; its own children keep their labels
-            else:
-                self.label(child)
-        self._labels[key] = name
+            name = known[key] = type(module).__name__
+        children = module._modules
+        if children:
+            # named_children()'s walk without its generator: each child once, None entries skipped.
+            seen: set[nn.Module] = set()
+            for child_name, child in children.items():
+                if child is None or child in seen:
+                    continue
+                seen.add(child)
+                self._watch(child)
+                child_key, child_label = id(child), f"{name}.{child_name}"
+                known[child_key] = child_label
+                if child_key in labels:
+                    labels[child_key] = child_label  # renamed; its own children keep their labels
+                else:
+                    self.label(child)
+        labels[key] = name
         return name
 
     # --- FLOPs per label -----------------------------------------------------------------------
