@@ -21,7 +21,7 @@ from torch.nn.modules import module as module_globals
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
-from torchscan.analysis.crawl.inputs import FAILED, capture_meta, described
+from torchscan.analysis.crawl.inputs import FAILED, PLAIN_TENSORS, capture_meta, described
 from torchscan.formulas import registry
 from torchscan.formulas.functional import ZERO_COST, OperatorCall, capture
 from torchscan.formulas.tensors import first_tensor
@@ -297,6 +297,13 @@ class CallRecorder:
         parameters, buffer_stats = self.attribute(info.params, info.buffers)
         stack = self.stack
         records = self.records
+        if len(args) == 1 and type(args[0]) in PLAIN_TENSORS:  # the common call: one tensor
+            arg = args[0]
+            args_meta: tuple[Any, ...] = (capture_meta(arg),)
+            covers = info.covers
+        else:
+            args_meta = tuple([capture_meta(a) for a in args])
+            covers = info.covers and not _tensorless(args)
         record = CallRecord(
             info.path,
             call_index,
@@ -304,11 +311,11 @@ class CallRecorder:
             info.type_name,
             stack[-1] if stack else -1,
             info.is_leaf,
-            tuple([capture_meta(a) for a in args]),
+            args_meta,
             parameters,
             buffer_stats,
             metrics={"calls": self._calls_metric},
-            covers_own_frame=info.covers and not _tensorless(args),
+            covers_own_frame=covers,
         )
         stack.append(len(records))
         records.append(record)

@@ -87,7 +87,8 @@ def describe(value: Any) -> ValueMeta:
 
 FAILED: ValueMeta = {"kind": "failed"}
 
-_PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
+# Tensors described from their metadata alone (a subclass may describe itself differently).
+PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
 
 
 def capture_meta(value: Any) -> Any:
@@ -97,7 +98,7 @@ def capture_meta(value: Any) -> Any:
     when the report is built (:func:`described`); any other value is described now. Tuples never
     come out of :func:`describe`, so the two cannot be confused.
     """
-    if type(value) in _PLAIN_TENSORS and not value.is_nested:
+    if type(value) in PLAIN_TENSORS and not value.is_nested:
         return (value.shape, value.dtype, value.device, value.requires_grad)
     return describe(value)
 
