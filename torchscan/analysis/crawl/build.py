@@ -205,22 +205,36 @@ def _out_of_range_totals(totals: Any, layers: list[LayerReport]) -> list[Diagnos
     return entries
 
 
-def compute_total(name: str, layers: Iterable[LayerReport]) -> MetricResult:
-    """Sum one compute metric over every row that has it (formulas.md A.3, extensions 5.5)."""
-    known: int | float = 0
-    seen = False  # some row has a known value (complete or partial)
-    complete = True
-    methods: set[str] = set()
+def compute_totals(layers: Iterable[LayerReport]) -> dict[str, MetricResult]:
+    """Each compute metric summed over every row that has it (formulas.md A.3, extensions 5.5).
+
+    One pass over the rows for all three metrics; each metric's values are added in row order.
+    """
+    known: dict[str, int | float] = dict.fromkeys(COMPUTE_FIELDS, 0)
+    seen = dict.fromkeys(COMPUTE_FIELDS, False)  # some row has a known value (complete or partial)
+    complete = dict.fromkeys(COMPUTE_FIELDS, True)
+    methods: dict[str, set[str]] = {name: set() for name in COMPUTE_FIELDS}
     for layer in layers:
-        result = layer["metrics"].get(name)
-        if result is None:
-            continue
-        methods.add(result["method"])
-        if result["status"] != "complete":
-            complete = False
-        if result["known_value"] is not None:
-            seen = True
-            known += result["known_value"]
+        metrics = layer["metrics"]
+        for name in COMPUTE_FIELDS:
+            result = metrics.get(name)
+            if result is None:
+                continue
+            methods[name].add(result["method"])
+            if result["status"] != "complete":
+                complete[name] = False
+            if result["known_value"] is not None:
+                seen[name] = True
+                known[name] += result["known_value"]
+    return {
+        name: _compute_total(name, known[name], seen[name], complete[name], methods[name])
+        for name in COMPUTE_FIELDS
+    }
+
+
+def _compute_total(
+    name: str, known: int | float, seen: bool, complete: bool, methods: set[str]
+) -> MetricResult:
     unit = FIELD_UNITS[name]
     estimate_methods = methods - {MODULE_FORMULA_METHOD, "forward_failed", "not_applicable"}
     method = (
@@ -243,15 +257,16 @@ def storage_totals(infos: Iterable[ModuleInfo]) -> tuple[dict[str, MetricResult]
     """
     trainable = frozen = p_bytes = b_elements = b_bytes = 0
     seen: set[int] = set()
-    devices: set[str] = set()
-    dtypes: set[str] = set()
+    # Devices and dtypes as PyTorch's objects, named once each at the end (not once per tensor).
+    device_objects: set[torch.device] = set()
+    dtype_objects: set[torch.dtype] = set()
     for info in infos:
         for param in info.params:
             if id(param) in seen:
                 continue
             seen.add(id(param))
-            devices.add(device_name(param.device))
-            dtypes.add(dtype_name(param.dtype))
+            device_objects.add(param.device)
+            dtype_objects.add(param.dtype)
             count = param.numel()
             p_bytes += count * param.element_size()
             if param.requires_grad:
@@ -262,11 +277,13 @@ def storage_totals(infos: Iterable[ModuleInfo]) -> tuple[dict[str, MetricResult]
             if id(buffer) in seen:
                 continue
             seen.add(id(buffer))
-            devices.add(device_name(buffer.device))
-            dtypes.add(dtype_name(buffer.dtype))
+            device_objects.add(buffer.device)
+            dtype_objects.add(buffer.dtype)
             count = buffer.numel()
             b_elements += count
             b_bytes += count * buffer.element_size()
+    devices = {device_name(device) for device in device_objects}
+    dtypes = {dtype_name(dtype) for dtype in dtype_objects}
 
     def model(value: int, unit: str) -> MetricResult:
         return metric_result("complete", value, unit=unit, scope="model", method="pytorch")
@@ -313,8 +330,7 @@ def build_report(
     # views-3.md 1: modules that never ran get rows too (own parameters over rows sum to the total)
     layers = with_not_called_rows(recorder, records, layers)
     if full:
-        for name in COMPUTE_FIELDS:
-            totals[name] = compute_total(name, layers)
+        totals.update(compute_totals(layers))
         totals["operator_flops"] = operator_report["total"]
     diagnostics: list[Diagnostic] = []
     if full:

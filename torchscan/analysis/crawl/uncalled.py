@@ -71,7 +71,11 @@ def _pending(recorder: CallRecorder, records: Sequence[CallRecord]) -> dict[str,
     gets a row only for tensors of its own.
     """
     called = {record.path for record in records}
-    owned = {record.path for record in records if _owners(record)}  # calls inside an owned region
+    owned = {  # calls inside an owned region (a record with neither field has no owner: no dict built)
+        record.path
+        for record in records
+        if (record.metric_owners or record.metric_ownership) and _owners(record)
+    }
     active = set(called)  # paths that ran, or hold a module that ran
     for path in called:
         for ancestor in _ancestors(path):
