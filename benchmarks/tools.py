@@ -87,7 +87,7 @@ def _bare(model: nn.Module, args: tuple, kwargs: dict) -> Call:
     return _no_grad(lambda: model(*args, **kwargs))
 
 
-class _ForwardingMode(TorchDispatchMode):
+class ForwardingMode(TorchDispatchMode):
     """An empty dispatch mode: every operator is forwarded as it came, nothing is looked at (issue #36).
 
     A plain subclass, so PyTorch wraps its ``__torch_dispatch__`` exactly as it wraps any mode's (the
@@ -100,7 +100,7 @@ class _ForwardingMode(TorchDispatchMode):
 
 def _floor(model: nn.Module, args: tuple, kwargs: dict) -> Call:
     def call() -> object:
-        with _ForwardingMode():
+        with ForwardingMode():
             return model(*args, **kwargs)
 
     return _no_grad(call)

@@ -499,7 +499,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         type=int,
         metavar="REPEATS",
         help="also time full crawl_module and measure_flops against a bare forward per model "
-        "(zoo_overhead.py, REPEATS interleaved rounds) and report the zoo medians (issue #24 targets)",
+        "(zoo_overhead.py, REPEATS interleaved rounds) and report the zoo medians (issue #36 targets)",
     )
     parser.add_argument(
         "--training",

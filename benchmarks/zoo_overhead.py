@@ -1,12 +1,15 @@
-"""Zoo overhead (issue #24): ``crawl_module`` full and ``measure_flops`` ÷ a bare forward, per zoo model.
+"""Zoo overhead (issues #24, #36): ``crawl_module`` full and ``measure_flops`` ÷ bare forward, per zoo model.
 
 Usage: ``python benchmarks/zoo_overhead.py`` (every non-large zoo model; ``--only NAME[,NAME]``,
 ``--limit N``, ``--repeats N`` (default 5), ``--markdown FILE``). One process, CPU,
 ``torch.set_num_threads(1)``, models built one at a time from ``zoo_models.py`` (random weights, no
-downloads); per model one warm-up call of each of the three, then ``--repeats`` interleaved rounds
-in rotating order, ``gc.collect()`` before each timed call, every call under ``torch.no_grad()``;
-ratios are median ÷ median. The summary is the median ratio over the models against the targets
-(full ÷ bare ≤ 1.5, measure_flops ÷ bare ≤ 1.3). Timing only: zoo.py reports what the models count.
+downloads); per model one warm-up call of each of the four (the bare forward, the floor, full and
+``measure_flops``), then ``--repeats`` interleaved rounds in rotating order, ``gc.collect()`` before
+each timed call, every call under ``torch.no_grad()``; ratios are median ÷ median. The floor is the
+forward under an empty ``TorchDispatchMode`` (``tools.ForwardingMode``): what any dispatch-level
+counter pays before it counts. The summary is the median ratio over the models against issue #36's
+targets (full ÷ bare ≤ 1.5, measure_flops ÷ bare ≤ 1.25), beside the floor's own median.
+Timing only: zoo.py reports what the models count.
 """
 
 from __future__ import annotations
@@ -26,19 +29,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch
 import zoo_models
+from tools import ForwardingMode
 
 import torchscan
 
 FULL_OVER_BARE = 1.5
-MEASURE_FLOPS_OVER_BARE = 1.3
-TOOLS = ("bare", "full", "measure_flops")
+MEASURE_FLOPS_OVER_BARE = 1.25
+TOOLS = ("bare", "floor", "full", "measure_flops")
 
 
 def _calls(
     model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> dict[str, Callable[[], Any]]:
+    def floor() -> Any:
+        with ForwardingMode():
+            return model(*args, **kwargs)
+
     return {
         "bare": lambda: model(*args, **kwargs),
+        "floor": floor,
         "full": lambda: torchscan.crawl_module(model, args=args, kwargs=kwargs),
         "measure_flops": lambda: torchscan.measure_flops(lambda: model(*args, **kwargs)),
     }
@@ -56,7 +65,8 @@ def time_model(spec: zoo_models.ZooSpec, repeats: int) -> dict[str, Any]:
             for call in calls.values():
                 call()  # warm-up
             for round_index in range(repeats):
-                order = TOOLS[round_index % 3 :] + TOOLS[: round_index % 3]
+                shift = round_index % len(TOOLS)
+                order = TOOLS[shift:] + TOOLS[:shift]
                 for key in order:
                     gc.collect()
                     started = time.perf_counter()
@@ -74,27 +84,30 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
     timed = [entry for entry in entries if "error" not in entry]
     full = [entry["full"] / entry["bare"] for entry in timed]
     flops = [entry["measure_flops"] / entry["bare"] for entry in timed]
+    floor = [entry["floor"] / entry["bare"] for entry in timed if "floor" in entry]
     return {
         "models": len(timed),
         "errors": [entry["name"] for entry in entries if "error" in entry],
         "full_over_bare": statistics.median(full) if full else None,
         "measure_flops_over_bare": statistics.median(flops) if flops else None,
+        "floor_over_bare": statistics.median(floor) if floor else None,
     }
 
 
 def markdown(entries: list[dict[str, Any]], facts: dict[str, Any]) -> str:
     """Per-model rows and the two medians against their targets."""
     lines = [
-        "| model | bare ms | full ÷ bare | measure_flops ÷ bare |",
-        "| --- | ---: | ---: | ---: |",
+        "| model | bare ms | floor ÷ bare | full ÷ bare | measure_flops ÷ bare |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
     for entry in entries:
         if "error" in entry:
-            lines.append(f"| {entry['name']} | {entry['error']} | | |")
+            lines.append(f"| {entry['name']} | {entry['error']} | | | |")
             continue
         bare = entry["bare"]
+        floor = f"{entry['floor'] / bare:.2f}×" if "floor" in entry else "–"
         lines.append(
-            f"| {entry['name']} | {bare * 1e3:.1f} | {entry['full'] / bare:.2f}× | "
+            f"| {entry['name']} | {bare * 1e3:.1f} | {floor} | {entry['full'] / bare:.2f}× | "
             f"{entry['measure_flops'] / bare:.2f}× |"
         )
 
@@ -111,6 +124,8 @@ def markdown(entries: list[dict[str, Any]], facts: dict[str, Any]) -> str:
         + (f"; failed: {', '.join(facts['errors'])}" if facts["errors"] else ""),
         f"- median full ÷ bare: {cell(facts['full_over_bare'], FULL_OVER_BARE)}",
         f"- median measure_flops ÷ bare: {cell(facts['measure_flops_over_bare'], MEASURE_FLOPS_OVER_BARE)}",
+        "- median floor ÷ bare (an empty dispatch mode, no target): "
+        + ("–" if facts.get("floor_over_bare") is None else f"{facts['floor_over_bare']:.2f}×"),
     ]
     return "\n".join(lines) + "\n"
 
