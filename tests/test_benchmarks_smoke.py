@@ -180,3 +180,19 @@ def test_zoo_causal_compares_mask_aware_and_every_pair_counts() -> None:
     rows = {line.split(" | ")[0].strip("| "): line for line in stdout.splitlines() if line.startswith("| ")}
     assert "| +0.00% |" in rows["bert"]
     assert "| -" in rows["gpt2"] and "complete" in rows["gpt2"]
+
+
+def test_cost_parts_smoke_prints_every_variant() -> None:
+    """``benchmarks/cost_parts.py`` (issue #36): the floor, the empty hooks and TorchScan's three calls
+    are timed on the tiny stack and printed as one row each (no timing is judged)."""
+    completed = run_script("cost_parts.py", "--smoke", timeout=300)
+    rows = [line for line in completed.stdout.splitlines() if line.startswith("| 20 × (Linear+ReLU) |")]
+    assert [row.split(" | ")[1] for row in rows] == [
+        "bare",
+        "floor",
+        "hooks",
+        "floor + hooks",
+        "structure",
+        "measure_flops",
+        "full",
+    ]
