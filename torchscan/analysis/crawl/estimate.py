@@ -20,6 +20,7 @@ from torchscan.analysis.crawl.leaf_memo import LeafMemo, leaf_key
 from torchscan.formulas import ragged, registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
+from torchscan.report.metric import copy_result
 from torchscan.report.schema import (
     COMPUTE_FIELDS,
     ESTIMATE_FIELDS,
@@ -227,7 +228,29 @@ def _estimate_silently(
 
 
 def _estimate_results(estimate: tuple[Any, ...]) -> dict[str, MetricResult]:
-    """The six MetricResults of a plain estimate, in report order."""
+    """The six MetricResults of a plain estimate, in report order (fresh objects for each report).
+
+    The validated results of an estimate of plain integers are kept per process (their values decide
+    them entirely) and copied, without validating again, for each report that needs them.
+    """
+    spatial = estimate[3]
+    if spatial is not None and any(type(value) is not int for value in spatial):
+        return _build_estimate_results(estimate)  # a float's type and sign would not survive a key
+    templates = _RESULT_TEMPLATES.get(estimate)
+    if templates is None:
+        if len(_RESULT_TEMPLATES) >= _MAX_TEMPLATES:
+            _RESULT_TEMPLATES.clear()
+        templates = _RESULT_TEMPLATES[estimate] = _build_estimate_results(estimate)
+    return {name: copy_result(result) for name, result in templates.items()}
+
+
+# Validated MetricResults per estimate of plain integers: six small dicts per entry, bounded as the
+# leaf memo is (a zoo model needs tens to a few hundred).
+_RESULT_TEMPLATES: dict[tuple[Any, ...], dict[str, MetricResult]] = {}
+_MAX_TEMPLATES = 4096
+
+
+def _build_estimate_results(estimate: tuple[Any, ...]) -> dict[str, MetricResult]:
     results = {
         name: field_result(name, "complete", count)
         for name, count in zip(COMPUTE_FIELDS, estimate[:3], strict=True)
