@@ -54,6 +54,16 @@ OPERATIONS: list[tuple[str, Callable[[torch.Tensor, torch.Tensor], Any]]] = [
     ("cat", lambda a, b: torch.cat([a, b])),
     ("in_place_add", lambda a, b: a.clone().add_(b)),
     ("softmax", lambda a, b: torch.softmax(a, dim=-1)),
+    # results of several tensors: the output, saved statistics or indices
+    ("batch_norm", lambda a, b: F.batch_norm(a.reshape(1, 3, 4), None, None, training=True)),
+    ("layer_norm", lambda a, b: F.layer_norm(a, (4,))),
+    ("max_pool_indices", lambda a, b: F.max_pool2d(a.reshape(1, 1, 3, 4), 2, return_indices=True)),
+    # reductions: the requested dtype, else the out buffer's, else the input's decides
+    ("mean_dim", lambda a, b: a.mean(dim=1)),
+    ("sum_dtype", lambda a, b: a.sum(dim=0, dtype=torch.float64)),
+    ("sum_int_dtype", lambda a, b: a.sum(dtype=torch.int64)),
+    ("sum_out", lambda a, b: torch.sum(a, dim=1, out=torch.empty(3, dtype=b.dtype))),
+    ("var_mean", lambda a, b: torch.var_mean(a, dim=1)),
 ]
 
 
@@ -99,9 +109,19 @@ def test_every_listed_operation_runs_once_on_the_fast_path() -> None:
     ran = [name for name, _ in OPERATIONS]
     report = json.loads(_report([(i, 0, 0, "strided") for i in range(len(OPERATIONS))], inline=True))
     assert report["total"]["status"] == "complete", ran
-    assert {"aten.add", "aten.mul", "aten.addmm", "aten.convolution", "aten.relu"} <= set(
-        report["by_operator"]
-    )
+    assert {
+        "aten.add",
+        "aten.mul",
+        "aten.addmm",
+        "aten.convolution",
+        "aten.relu",
+        "aten.native_batch_norm",
+        "aten.native_layer_norm",
+        "aten.max_pool2d_with_indices",
+        "aten.mean",
+        "aten.sum",
+        "aten.var_mean",
+    } <= set(report["by_operator"])
 
 
 @pytest.mark.parametrize(
@@ -122,6 +142,11 @@ def test_every_listed_operation_runs_once_on_the_fast_path() -> None:
         ),
         # rounded division of floats: divide and round, 2 per element = 6
         ("aten.div", (torch.ones(3), torch.ones(3)), {"rounding_mode": "floor"}, 6),
+        # mean of 2 x 3 over dim 1: 2 * (3 - 1) adds + 2 divides = 6
+        ("aten.mean", (torch.ones(2, 3), [1]), {}, 6),
+        # an integer sum counts 0; the same sum asked for in float64: 6 - 1 = 5 adds
+        ("aten.sum", (torch.ones(2, 3, dtype=torch.int64),), {}, 0),
+        ("aten.sum", (torch.ones(2, 3, dtype=torch.int64),), {"dtype": torch.float64}, 5),
     ],
 )
 def test_fast_counter_gives_the_guarded_formula_count(
@@ -133,6 +158,8 @@ def test_fast_counter_gives_the_guarded_formula_count(
     out = args[1] if packet == "aten.addmm" else args[0]
     if packet == "aten.addmm":
         out = torch.ones(2, 4)
+    if packet in ("aten.mean", "aten.sum"):
+        out = getattr(torch, packet.removeprefix("aten."))(*args, **kwargs)
     assert counter(args, kwargs, out) == expected == formula(args, kwargs, out)
 
 
@@ -153,9 +180,48 @@ def test_fast_counter_declines_what_the_general_path_must_judge(args: tuple[Any,
     assert counter(args, {}, torch.ones(2)) is None
 
 
+def test_fast_counter_reads_the_first_tensor_of_a_tuple_result() -> None:
+    # native_layer_norm of a 2 x 4 float tensor returns (output, mean, rstd); its formula reads the
+    # output (the first tensor), as the general path's first_tensor does; an integer first result
+    # counts 0 under the result rule, and a tuple holding a non-tensor goes to the general path
+    formula = operators.supplemental_formula("aten.native_layer_norm")
+    counter = fast_counter(formula)
+    assert counter is not None
+    args = (torch.ones(2, 4), [4], None, None, 1e-5)
+    out = torch.ops.aten.native_layer_norm.default(*args)
+    assert type(out) is tuple and len(out) == 3
+    assert counter(args, {}, out) == formula(args, {}, out) > 0
+    relu = fast_counter(operators.supplemental_formula("aten.relu"))
+    assert relu is not None
+    assert relu((torch.ones(2),), {}, (torch.ones(2, dtype=torch.int64), torch.ones(2))) == 0
+    assert relu((torch.ones(2),), {}, (torch.ones(2), 3)) is None
+    assert relu((torch.ones(2),), {}, (torch.ones(2), torch.ones(2, dtype=torch.complex64))) is None
+
+
+def test_tuple_results_are_counted_without_the_general_path() -> None:
+    # issue #36: batch and layer norms ran through the general path because their results are tuples
+    observer = OperatorObserver()
+    general: list[str] = []
+    counted = observer._count
+
+    def recording(entry: Any, *rest: Any) -> Any:
+        general.append(entry.name)
+        return counted(entry, *rest)
+
+    observer._count = recording  # type: ignore[method-assign]
+    x = torch.ones(1, 3, 4, 4)
+    with observer:
+        F.batch_norm(x, None, None, training=True)
+        F.layer_norm(x, (4,))
+        F.max_pool2d(x, 2, return_indices=True)
+    assert general == []
+    assert {"aten.native_batch_norm", "aten.native_layer_norm", "aten.max_pool2d_with_indices"} <= set(
+        observer.report()["by_operator"]
+    )
+
+
 def test_rules_that_read_operand_kinds_have_no_fast_counter() -> None:
-    # comparisons count when any operand is floating, reductions follow a requested dtype: the one
-    # pass does not read operand kinds, so these always take the general path
+    # comparisons count when any operand is floating: the one pass does not read operand kinds, so
+    # they always take the general path
     assert fast_counter(operators.supplemental_formula("aten.eq")) is None
-    assert fast_counter(operators.supplemental_formula("aten.sum")) is None
     assert fast_counter(None) is None

@@ -3,17 +3,18 @@
 The observer's general path counts a call of a TorchScan formula in three passes, each a walk over the
 operands: the layout check (:mod:`torchscan.analysis.dispatch.operand_checks`), the formula's B.7 dtype rule
 (``formulas/operator_common.py``), then the formula. Most calls are ordinary: dense real tensors,
-plain Python values and lists of them, one real tensor result. For those the three rules that guard
-almost every element-wise, product and convolution formula (``floating_result``, ``any_dtype``,
-``division_result``, also behind ``complex_counted``) reduce to a look at the result's dtype, so
-:func:`fast_counter` builds, once per overload, a counter that checks the operands in one walk and
-calls the formula itself.
+plain Python values and lists of them, real tensor results. For those the three rules that guard
+almost every element-wise, product, convolution and reduction formula (``floating_result``,
+``any_dtype``, ``division_result``, also behind ``complex_counted``, and ``reduction_dtype``) reduce
+to a look at one dtype, so :func:`fast_counter` builds, once per overload, a counter that checks the
+operands in one walk and calls the formula itself.
 
 A fast counter answers only what the general path would answer: it returns ``None`` (the observer
 then counts the call on the general path, which records what went wrong) for anything else — an
 operand it does not recognise, a sparse or nested layout, a complex value or dtype, a result that is
-not one tensor, a formula that raises :class:`~torchscan.formulas.operators.UnsupportedOperatorFormula`
-or returns a negative count. Formulas are pure, so running one again there changes nothing.
+neither a tensor nor a tuple of tensors (a rounded division's must be one tensor), a formula that
+raises :class:`~torchscan.formulas.operators.UnsupportedOperatorFormula` or returns a negative count.
+Formulas are pure, so running one again there changes nothing.
 """
 
 from __future__ import annotations
@@ -27,14 +28,15 @@ from torchscan.formulas.operator_common import (
     UnsupportedOperatorFormula,
     division_result,
     floating_result,
+    reduction_dtype,
 )
 from torchscan.formulas.product_ops import any_dtype
 
 FastCounter = Callable[[tuple[Any, ...], dict[str, Any], Any], int | None]
 """``counter(args, kwargs, out)``: the call's FLOPs, or ``None`` when the general path must count it."""
 
-_ANY, _RESULT, _DIVISION = range(3)
-_MODES = {any_dtype: _ANY, floating_result: _RESULT, division_result: _DIVISION}
+_ANY, _RESULT, _DIVISION, _REDUCTION = range(4)
+_MODES = {any_dtype: _ANY, floating_result: _RESULT, division_result: _DIVISION, reduction_dtype: _REDUCTION}
 # Operand types no dtype rule and no layout check looks into (a float never makes a call complex).
 _PLAIN = frozenset({int, bool, float, str, type(None), torch.device, torch.memory_format, torch.layout})
 _COMPLEX = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype) and d.is_complex)
@@ -73,7 +75,18 @@ def fast_counter(formula: Callable[..., int] | None) -> FastCounter | None:
     plain_types = _PLAIN
 
     def count(args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int | None:
-        if not isinstance(out, _TENSOR) or out.dtype in _COMPLEX:
+        if isinstance(out, _TENSOR):
+            if out.dtype in _COMPLEX:
+                return None
+            result = out
+        elif type(out) is tuple and out and mode != _DIVISION:
+            # A result of several tensors (native_batch_norm, native_layer_norm, max_pool2d's values
+            # and indices): the result rule reads the first, as floating_result's first_tensor does.
+            for item in out:
+                if not isinstance(item, _TENSOR) or item.dtype in _COMPLEX:
+                    return None
+            result = out[0]
+        else:
             return None
         for value in args:
             if isinstance(value, _TENSOR):  # the common operand, checked inline
@@ -87,8 +100,19 @@ def fast_counter(formula: Callable[..., int] | None) -> FastCounter | None:
                     return None
             if mode == _DIVISION and kwargs.get("rounding_mode") is not None and not out.is_floating_point():
                 return 0  # a rounded division with an integer result (B.7.1)
-        if mode == _RESULT and not out.is_floating_point():
+        if mode == _RESULT and not result.is_floating_point():
             return 0  # an integer or boolean result counts 0 (real-models.md 2.2)
+        if mode == _REDUCTION:
+            # sum, mean, var...: the requested dtype, else the out buffer's, else the input's decides
+            dtype = kwargs.get("dtype") if kwargs else None
+            if dtype is None:
+                buffer = kwargs.get("out") if kwargs else None
+                source = args[0] if buffer is None and args else buffer
+                if not isinstance(source, _TENSOR):
+                    return None  # an out= list, or no tensor first: the general path reads it
+                dtype = source.dtype
+            if not dtype.is_floating_point:
+                return 0  # an integer or boolean accumulation counts 0 (B.7)
         try:
             flops = int(raw(args, kwargs, out))
         except UnsupportedOperatorFormula:
