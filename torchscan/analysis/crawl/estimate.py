@@ -8,6 +8,7 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -230,24 +231,39 @@ def _estimate_silently(
 def _estimate_results(estimate: tuple[Any, ...]) -> dict[str, MetricResult]:
     """The six MetricResults of a plain estimate, in report order (fresh objects for each report).
 
-    The validated results of an estimate of plain integers are kept per process (their values decide
-    them entirely) and copied, without validating again, for each report that needs them.
+    The validated results are kept per process under :func:`_template_key` (an estimate's numbers
+    with their types and signs decide them entirely) and copied, without validating again, for each
+    report that needs them.
     """
-    spatial = estimate[3]
-    if spatial is not None and any(type(value) is not int for value in spatial):
-        return _build_estimate_results(estimate)  # a float's type and sign would not survive a key
-    templates = _RESULT_TEMPLATES.get(estimate)
+    key = _template_key(estimate)
+    if key is None:
+        return _build_estimate_results(estimate)
+    templates = _RESULT_TEMPLATES.get(key)
     if templates is None:
         if len(_RESULT_TEMPLATES) >= _MAX_TEMPLATES:
             _RESULT_TEMPLATES.clear()
-        templates = _RESULT_TEMPLATES[estimate] = _build_estimate_results(estimate)
+        templates = _RESULT_TEMPLATES[key] = _build_estimate_results(estimate)
     return {name: copy_result(result) for name, result in templates.items()}
 
 
-# Validated MetricResults per estimate of plain integers: six small dicts per entry, bounded as the
-# leaf memo is (a zoo model needs tens to a few hundred).
+def _template_key(estimate: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``estimate`` with its spatial numbers' types and signs: ``1 == 1.0`` and ``0.0 == -0.0`` would
+    otherwise share results that print differently. None for a value of another type."""
+    spatial = estimate[3]
+    if spatial is None:
+        return estimate
+    types = tuple(map(type, spatial))
+    if not _NUMBERS.issuperset(types):
+        return None
+    signs = tuple(math.copysign(1.0, value) for value in spatial) if float in types else ()
+    return (estimate, types, signs)
+
+
+# Validated MetricResults per estimate: six small dicts per entry, bounded as the leaf memo is (a zoo
+# model needs tens to a few hundred).
 _RESULT_TEMPLATES: dict[tuple[Any, ...], dict[str, MetricResult]] = {}
 _MAX_TEMPLATES = 4096
+_NUMBERS = frozenset({int, float})
 
 
 def _build_estimate_results(estimate: tuple[Any, ...]) -> dict[str, MetricResult]:
