@@ -295,17 +295,22 @@ def _state(native_formulas: Mapping[Any, Any]) -> tuple[int, int, int]:
     return (id(native_formulas), len(native_formulas), len(operators.SUPPLEMENTAL_FORMULAS))
 
 
+def _forget_if_changed(native_formulas: Mapping[Any, Any]) -> None:
+    """Drop the kept decisions and entries when PyTorch's registry or TorchScan's table changed."""
+    state = _state(native_formulas)
+    if _DECISIONS_STATE[0] != state:
+        _DECISIONS.clear()
+        _ENTRIES.clear()
+        _DECISIONS_STATE[0] = state
+
+
 def _decision(
     func: Any, custom: Mapping[Any, Any], native_formulas: Mapping[Any, Any]
 ) -> tuple[str, str | None, Any]:
     """:func:`_decide`, remembered per overload when there is no caller mapping."""
     if custom:
         return _decide(func, custom, native_formulas)
-    state = _state(native_formulas)
-    if _DECISIONS_STATE[0] != state:
-        _DECISIONS.clear()
-        _ENTRIES.clear()
-        _DECISIONS_STATE[0] = state
+    _forget_if_changed(native_formulas)
     decision = _DECISIONS.get(func)
     if decision is None:
         decision = _DECISIONS[func] = _decide(func, custom, native_formulas)
@@ -333,11 +338,7 @@ def resolve(
     """
     if custom:
         return _resolve(func, custom, native_formulas)
-    state = _state(native_formulas)
-    if _DECISIONS_STATE[0] != state:
-        _DECISIONS.clear()
-        _ENTRIES.clear()
-        _DECISIONS_STATE[0] = state
+    _forget_if_changed(native_formulas)
     known = _ENTRIES.get(func)
     # the formula is the one TorchScan's table holds now (a test may swap one for another)
     if known is not None and operators.supplemental_formula(known[1]) is known[2]:
