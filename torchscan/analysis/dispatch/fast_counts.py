@@ -102,17 +102,10 @@ def fast_counter(formula: Callable[..., int] | None) -> FastCounter | None:
                 return 0  # a rounded division with an integer result (B.7.1)
         if mode == _RESULT and not result.is_floating_point():
             return 0  # an integer or boolean result counts 0 (real-models.md 2.2)
-        if mode == _REDUCTION:
-            # sum, mean, var...: the requested dtype, else the out buffer's, else the input's decides
-            dtype = kwargs.get("dtype") if kwargs else None
-            if dtype is None:
-                buffer = kwargs.get("out") if kwargs else None
-                source = args[0] if buffer is None and args else buffer
-                if not isinstance(source, _TENSOR):
-                    return None  # an out= list, or no tensor first: the general path reads it
-                dtype = source.dtype
-            if not dtype.is_floating_point:
-                return 0  # an integer or boolean accumulation counts 0 (B.7)
+        if mode == _REDUCTION and not reduction_dtype(args, kwargs, out):
+            # the rule reads one dtype (requested, else the out buffer's, else the input's); the walk
+            # above excluded complex ones, so it cannot raise here
+            return 0  # an integer or boolean accumulation counts 0 (B.7)
         try:
             flops = int(raw(args, kwargs, out))
         except UnsupportedOperatorFormula:
