@@ -8,7 +8,6 @@ warnings, missing tensors) into MetricResults and diagnostics happens only here.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,7 +16,7 @@ from torch import nn
 
 from torchscan.analysis.crawl.hooks import CallRecord, CallRecorder, ordered_inputs
 from torchscan.analysis.crawl.inputs import qualified_name
-from torchscan.analysis.crawl.leaf_memo import LeafMemo, leaf_key
+from torchscan.analysis.crawl.leaf_memo import LeafMemo, leaf_key, zero_signs
 from torchscan.formulas import ragged, registry
 from torchscan.formulas.tensors import first_tensor
 from torchscan.report.diagnostics import diagnostic, sanitize_text
@@ -247,7 +246,7 @@ def _estimate_results(estimate: tuple[Any, ...]) -> dict[str, MetricResult]:
 
 
 def _template_key(estimate: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """``estimate`` with its spatial numbers' types and signs: ``1 == 1.0`` and ``0.0 == -0.0`` would
+    """``estimate`` with its spatial numbers' types and zero signs: ``1 == 1.0`` and ``0.0 == -0.0`` would
     otherwise share results that print differently. None for a value of another type."""
     spatial = estimate[3]
     if spatial is None:
@@ -255,8 +254,7 @@ def _template_key(estimate: tuple[Any, ...]) -> tuple[Any, ...] | None:
     types = tuple(map(type, spatial))
     if not _NUMBERS.issuperset(types):
         return None
-    signs = tuple(math.copysign(1.0, value) for value in spatial) if float in types else ()
-    return (estimate, types, signs)
+    return (estimate, types, zero_signs(spatial) if float in types else ())
 
 
 # Validated MetricResults per estimate: six small dicts per entry, bounded as the leaf memo is (a zoo

@@ -97,7 +97,7 @@ _LAYOUTS: dict[tuple[str, ...], _Layout] = {}
 _MAX_LAYOUTS = 4096
 
 
-def _zero_signs(values: tuple[Any, ...]) -> tuple[float, ...]:
+def zero_signs(values: tuple[Any, ...]) -> tuple[float, ...]:
     """The sign of every float zero among ``values`` and their items, in order (``-0.0 == 0.0``)."""
     signs: list[float] = []
     for value in values:
@@ -150,14 +150,14 @@ def _attributes(state: dict[str, Any]) -> tuple[Any, ...] | None:
     if plan == _SCALARS:  # the common case (``Linear``, ``ReLU``): no sequence, no float
         return (layout, types, values, (), ())
     if plan == _SCALARS_WITH_FLOATS:
-        return (layout, types, values, (), _zero_signs(values))
+        return (layout, types, values, (), zero_signs(values))
     if plan == _SEQUENCES_TOO:
         items = tuple(tuple(map(type, value)) for value in values if type(value) in _SEQUENCES)
         if all(_PLAIN.issuperset(item) for item in items):
             if list in types:
                 values = tuple(tuple(value) if type(value) is list else value for value in values)
             floats = float in types or any(float in item for item in items)
-            return (layout, types, values, items, _zero_signs(values) if floats else ())
+            return (layout, types, values, items, zero_signs(values) if floats else ())
     described = canonical(values)
     if described is UNKEYABLE:
         return None
