@@ -23,10 +23,7 @@ before TorchScan runs a line. Timing only: nothing here is a test threshold.
 from __future__ import annotations
 
 import argparse
-import gc
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +36,7 @@ import torch
 from tools import ForwardingMode
 from torch.nn.modules import module as module_globals
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from zoo_overhead import interleaved_medians
 
 import torchscan
 
@@ -92,23 +90,6 @@ def variants(
     }
 
 
-def time_variants(calls: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Median seconds per variant: one warm-up each, then interleaved rounds in rotating order."""
-    samples: dict[str, list[float]] = {key: [] for key in calls}
-    keys = list(calls)
-    with torch.no_grad():
-        for call in calls.values():
-            call()
-        for round_index in range(repeats):
-            shift = round_index % len(keys)
-            for key in keys[shift:] + keys[:shift]:
-                gc.collect()
-                started = time.perf_counter()
-                calls[key]()
-                samples[key].append(time.perf_counter() - started)
-    return {key: statistics.median(values) for key, values in samples.items()}
-
-
 def rows(name: str, medians: dict[str, float]) -> list[str]:
     """Markdown rows of one model: ms, ÷ bare, and overhead ÷ the floor's overhead."""
     bare = medians["bare"]
@@ -144,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = models.BY_KEY[key]
         model, args, kwargs = spec.build()
         model.eval()
-        lines += rows(spec.name, time_variants(variants(model, args, kwargs), repeats))
+        lines += rows(spec.name, interleaved_medians(variants(model, args, kwargs), repeats))
         print(f"{key}: done", file=sys.stderr, flush=True)
     print("\n".join(lines))
     return 0

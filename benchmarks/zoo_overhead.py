@@ -35,7 +35,6 @@ import torchscan
 
 FULL_OVER_BARE = 1.5
 MEASURE_FLOPS_OVER_BARE = 1.25
-TOOLS = ("bare", "floor", "full", "measure_flops")
 
 
 def _calls(
@@ -53,29 +52,35 @@ def _calls(
     }
 
 
+def interleaved_medians(calls: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Median seconds per call: one warm-up each, then ``repeats`` rounds in rotating order, each timed
+    call after ``gc.collect()``, all under ``torch.no_grad()`` (``cost_parts.py`` times this way too)."""
+    samples: dict[str, list[float]] = {key: [] for key in calls}
+    keys = list(calls)
+    with torch.no_grad():
+        for call in calls.values():
+            call()  # warm-up
+        for round_index in range(repeats):
+            shift = round_index % len(keys)
+            for key in keys[shift:] + keys[:shift]:
+                gc.collect()
+                started = time.perf_counter()
+                calls[key]()
+                samples[key].append(time.perf_counter() - started)
+    return {key: statistics.median(values) for key, values in samples.items()}
+
+
 def time_model(spec: zoo_models.ZooSpec, repeats: int) -> dict[str, Any]:
     """Median seconds of each tool on one zoo model (or the error that stopped it)."""
     entry: dict[str, Any] = {"name": spec.name}
     try:
         model, args, kwargs = spec.build()
         model.eval()
-        calls = _calls(model, args, kwargs)
-        samples: dict[str, list[float]] = {key: [] for key in TOOLS}
-        with torch.no_grad():
-            for call in calls.values():
-                call()  # warm-up
-            for round_index in range(repeats):
-                shift = round_index % len(TOOLS)
-                order = TOOLS[shift:] + TOOLS[:shift]
-                for key in order:
-                    gc.collect()
-                    started = time.perf_counter()
-                    calls[key]()
-                    samples[key].append(time.perf_counter() - started)
+        medians = interleaved_medians(_calls(model, args, kwargs), repeats)
     except Exception as error:  # a model that cannot run is reported, never stops the run
         entry["error"] = f"{type(error).__name__}: {error}"[:200]
         return entry
-    entry.update({key: statistics.median(values) for key, values in samples.items()})
+    entry.update(medians)
     return entry
 
 
